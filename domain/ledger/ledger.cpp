@@ -1,0 +1,160 @@
+#include "domain/ledger/ledger.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+namespace parity::ledger {
+namespace fs = std::filesystem;
+namespace {
+
+// Holds an exclusive flock on `<report_dir>/manifest.json.lock` for its lifetime.
+class ManifestLock {
+ public:
+  explicit ManifestLock(const fs::path& report_dir) {
+    path_ = report_dir / (std::string(kManifestName) + ".lock");
+    fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ >= 0 && flock(fd_, LOCK_EX) != 0) { close(fd_); fd_ = -1; }
+  }
+  ~ManifestLock() { if (fd_ >= 0) { flock(fd_, LOCK_UN); close(fd_); } }
+  ManifestLock(const ManifestLock&) = delete;
+  ManifestLock& operator=(const ManifestLock&) = delete;
+  bool ok() const { return fd_ >= 0; }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+  int fd_ = -1;
+};
+
+Result<json> Load(const fs::path& report_dir, bool create) {
+  fs::path path = report_dir / kManifestName;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (!create) return NotFound("no ledger at " + path.string()).WithHint("run a parity tool with this report_dir first");
+    std::error_code ec;
+    fs::path abs = fs::absolute(report_dir, ec);
+    return json{{"schema", kSchema}, {"created", NowUtc()}, {"report_dir", abs.string()},
+                {"entries", json::array()}};
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json manifest = json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  if (manifest.is_discarded() || !manifest.is_object() || !manifest.contains("entries") ||
+      !manifest["entries"].is_array()) {
+    return FailedPrecondition("the ledger " + path.string() + " is not a valid parity manifest")
+        .WithHint("move the file aside (it is kept untouched) and rerun");
+  }
+  return manifest;
+}
+
+Status Store(const fs::path& report_dir, const json& manifest) {
+  fs::path path = report_dir / kManifestName;
+  fs::path tmp = report_dir / (std::string(kManifestName) + ".tmp");
+  std::string text = manifest.dump(2) + "\n";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Unavailable("cannot write " + tmp.string() + ": " + std::strerror(errno));
+  size_t written = 0;
+  while (written < text.size()) {
+    ssize_t w = write(fd, text.data() + written, text.size() - written);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      close(fd);
+      return Unavailable("cannot write " + tmp.string() + ": " + std::strerror(e));
+    }
+    written += static_cast<size_t>(w);
+  }
+  fsync(fd);
+  close(fd);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return Unavailable("cannot replace " + path.string() + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+Status Prepare(const fs::path& report_dir) {
+  std::error_code ec;
+  fs::create_directories(report_dir, ec);
+  if (ec) return Unavailable("cannot create report directory " + report_dir.string() + ": " + ec.message());
+  return Status::Ok();
+}
+
+void MergePatch(json& target, const json& patch) {
+  if (!patch.is_object()) { target = patch; return; }
+  if (!target.is_object()) target = json::object();
+  for (auto it = patch.begin(); it != patch.end(); ++it) {
+    if (it.value().is_null()) target.erase(it.key());
+    else MergePatch(target[it.key()], it.value());
+  }
+}
+
+}  // namespace
+
+std::string NowUtc() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+json ToJson(const Command& c) {
+  return json{{"argv", c.argv}, {"cwd", c.cwd}, {"env", c.env}, {"host", c.host}};
+}
+
+Result<std::string> Append(const fs::path& report_dir, const Entry& entry) {
+  PARITY_RETURN_IF_ERROR(Prepare(report_dir));
+  ManifestLock lock(report_dir);
+  if (!lock.ok()) return Unavailable("cannot lock " + lock.path().string() + ": " + std::strerror(errno));
+  PARITY_ASSIGN_OR_RETURN(json manifest, Load(report_dir, /*create=*/true));
+
+  size_t next = manifest["entries"].size() + 1;
+  char id[16];
+  std::snprintf(id, sizeof id, "e%04zu", next);
+  json e = {{"id", id}, {"time", NowUtc()}, {"tool", entry.tool}, {"action", entry.action}};
+  e["side"] = entry.side ? json(*entry.side) : json(nullptr);
+  e["config"] = entry.config ? json(*entry.config) : json(nullptr);
+  if (entry.command) e["command"] = ToJson(*entry.command);
+  if (!entry.git.is_null()) e["git"] = entry.git;
+  if (!entry.inputs.is_null()) e["inputs"] = entry.inputs;
+  if (!entry.outputs.is_null()) e["outputs"] = entry.outputs;
+  if (!entry.outcome.is_null()) e["outcome"] = entry.outcome;
+  if (!entry.environment.is_null()) e["environment"] = entry.environment;
+  manifest["entries"].push_back(std::move(e));
+  PARITY_RETURN_IF_ERROR(Store(report_dir, manifest));
+  return std::string(id);
+}
+
+Status Update(const fs::path& report_dir, const std::string& id, const json& merge_patch) {
+  ManifestLock lock(report_dir);
+  if (!lock.ok()) return Unavailable("cannot lock " + lock.path().string() + ": " + std::strerror(errno));
+  PARITY_ASSIGN_OR_RETURN(json manifest, Load(report_dir, /*create=*/false));
+  for (auto& e : manifest["entries"]) {
+    if (e.value("id", "") == id) {
+      MergePatch(e, merge_patch);
+      e["id"] = id;  // the id is not patchable
+      return Store(report_dir, manifest);
+    }
+  }
+  return NotFound("no ledger entry " + id + " in " + (report_dir / kManifestName).string());
+}
+
+Result<json> Read(const fs::path& report_dir) {
+  if (!fs::exists(report_dir / kManifestName)) {
+    return NotFound("no ledger at " + (report_dir / kManifestName).string())
+        .WithHint("run a parity tool with this report_dir first");
+  }
+  ManifestLock lock(report_dir);
+  return Load(report_dir, /*create=*/false);
+}
+
+}  // namespace parity::ledger
