@@ -1,0 +1,1 @@
+"""A small GPT trainer with torchtitan's command line, log lines and checkpoint layout."""
