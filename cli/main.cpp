@@ -1,15 +1,41 @@
 // parity: the MCP server and the command line of the same binary.
 #include <cstdio>
-#include <cstring>
 #include <string>
+#include <vector>
 
+#include "cli/commands.h"
 #include "support/version.h"
 
+namespace {
+
+constexpr const char* kUsage =
+    "usage: parity <command> [options]\n"
+    "  serve [--http HOST:PORT] [--token-file F] [--report-dir DIR]   MCP server (stdio by default)\n"
+    "  tools                                     every tool with its schemas, as JSON\n"
+    "  call TOOL 'JSON' [--answers FILE.json] [--report-dir DIR]\n"
+    "                                            run one tool in-process; structured result on stdout\n"
+    "  --version\n";
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  if (argc >= 2 && (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "version") == 0)) {
-    std::printf("parity %s\n", PARITY_VERSION);
-    return 0;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::fputs(kUsage, stderr);
+    return parity::cli::kExitUsage;
   }
-  std::fprintf(stderr, "usage: parity --version\n");
-  return 2;
+  std::string command = args.front();
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (command == "--version" || command == "version") {
+    std::printf("parity %s\n", PARITY_VERSION);
+    return parity::cli::kExitOk;
+  }
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::fputs(kUsage, stdout);
+    return parity::cli::kExitOk;
+  }
+  if (command == "tools") return parity::cli::ToolsCommand(rest);
+  if (command == "call") return parity::cli::CallCommand(rest);
+  std::fprintf(stderr, "parity: unknown command \"%s\"\n%s", command.c_str(), kUsage);
+  return parity::cli::kExitUsage;
 }

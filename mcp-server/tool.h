@@ -100,6 +100,9 @@ class ToolContext {
   // sampling/createMessage with the given params; returns the CreateMessageResult.
   virtual Result<json> Sample(std::string_view key, const json& create_message_params) = 0;
 
+  // roots/list, answered like Elicit; returns the ListRootsResult ({"roots": [...]}).
+  virtual Result<json> ListRoots(std::string_view key) { return Unavailable("this context cannot list roots"); }
+
   // The report directory this server writes its ledger and outputs to.
   virtual const std::filesystem::path& report_dir() const = 0;
 };
