@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   }
   if (command == "tools") return parity::cli::ToolsCommand(rest);
   if (command == "call") return parity::cli::CallCommand(rest);
+  if (command == "serve") return parity::cli::ServeCommand(rest);
   std::fprintf(stderr, "parity: unknown command \"%s\"\n%s", command.c_str(), kUsage);
   return parity::cli::kExitUsage;
 }

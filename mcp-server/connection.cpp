@@ -134,7 +134,6 @@ bool Connection::Resolve(const json& id, const json& result, const json& error) 
 
 void Connection::Close() {
   closed_ = true;
-  CancelAll();
   std::lock_guard lock(mutex_);
   for (auto& [k, w] : waiters_) w->cv.notify_all();
 }

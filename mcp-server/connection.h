@@ -69,7 +69,9 @@ class Connection {
   bool Resolve(const json& id, const json& result, const json& error);
 
   bool closed() const { return closed_.load(); }
-  void Close();  // ends waits; what is in flight is cancelled
+  // No client answers will come any more: waits for them end. In-flight work continues
+  // (call CancelAll to stop it).
+  void Close();
 
  private:
   struct Waiter {
