@@ -16,8 +16,10 @@ if [ "${NGPU}" != "1" ]; then
     exit 2
 fi
 
-cd "$(dirname "$0")/.."
-export PYTHONPATH="${PWD}${PYTHONPATH:+:${PYTHONPATH}}"
+# Like torchtitan's launcher, relative paths in flags are taken from the caller's
+# directory (run it from the repository root); only the package path is fixed here.
+REPO_ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+export PYTHONPATH="${REPO_ROOT}${PYTHONPATH:+:${PYTHONPATH}}"
 # torchrun --role rank --tee 3 prefixes every line of rank R with "[rankR]:"; the
 # trainer adds the same prefix itself (torch 1.13's torchrun cannot parse --tee on
 # Python 3.11).
