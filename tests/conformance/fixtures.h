@@ -1,0 +1,13 @@
+// The conformance suite's fixture tools, prompts and resources (test_simple_text, ...,
+// test_input_required_result_*), built on the same tool contract parity's tools use.
+#pragma once
+
+#include <memory>
+
+#include "mcp-server/registry.h"
+
+namespace parity::conformance {
+
+std::shared_ptr<mcp::Catalog> MakeFixtureCatalog();
+
+}  // namespace parity::conformance
