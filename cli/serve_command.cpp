@@ -57,6 +57,13 @@ int ServeCommand(const std::vector<std::string>& args) {
       return Usage("unknown option " + a);
     }
   }
+  // HTTP: SIGINT/SIGTERM stop the server from a thread of ours (httplib's stop is not
+  // async-signal-safe). Blocked before any thread starts, so every thread inherits it.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  if (!http.empty()) pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   auto catalog = std::make_shared<mcp::Catalog>();
   for (auto& tool : tools::AllTools()) catalog->tools.Add(std::move(tool));
   mcp::ServerOptions options;
@@ -93,13 +100,6 @@ int ServeCommand(const std::vector<std::string>& args) {
     if (!token.ok()) return Usage("--token-file: " + token.status().message());
     http_options.bearer_token = *token;
   }
-  // SIGINT/SIGTERM stop the server from a thread of ours (httplib's stop is not
-  // async-signal-safe).
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   mcp::HttpTransport transport(http_options);
   Status bound = transport.Bind();
   if (!bound.ok()) {
