@@ -154,7 +154,7 @@ def main():
     tmp = toylib.tempdir("dump")
     truth = toylib.make_demo_repo(os.path.join(tmp, "demo"))
     wt = os.path.join(tmp, "wt")
-    trees = {b: toylib.worktree(truth["repo"], b, wt) for b in ("main", "numerics/gelu-tanh", "refactor/move-helpers")}
+    trees = {b: toylib.worktree(truth["repo"], b, wt) for b in ("main", "numerics/gelu-tanh", "ulp/loss-reduction-order", "refactor/move-helpers")}
 
     for level, mode, fixture in (("mix", "md5", "md5_mix"), ("L1", "statistics", "statistics_L1"), ("mix", "statistics", "statistics_mix")):
         ours = dump_run(trees["main"], os.path.join(tmp, f"main_{level}_{mode}"), level, mode)
@@ -177,6 +177,12 @@ def main():
     planted = truth["branches"]["numerics/gelu-tanh"]["planted_change"]
     if f"{planted['file']}, line {planted['line']}, in forward" not in frames[0]:
         toylib.fail(f"first frame of {expected} is {frames[0]!r}, not the planted line {planted}")
+
+    ulp_info = truth["branches"]["ulp/loss-reduction-order"]
+    ulp = dump_run(trees["ulp/loss-reduction-order"], os.path.join(tmp, "ulp"), "mix", "statistics")["dump.json"]["data"]
+    ulp_first = next((n for n in base if base[n] != ulp.get(n)), None)
+    if ulp_first != ulp_info["first_divergent_api"]:
+        toylib.fail(f"ULP branch: first divergent entry is {ulp_first}, ground truth says {ulp_info['first_divergent_api']}")
 
     refactor = dump_run(trees["refactor/move-helpers"], os.path.join(tmp, "refactor"), "mix", "statistics")["dump.json"]["data"]
     if refactor != base:
