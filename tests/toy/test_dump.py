@@ -91,6 +91,10 @@ def compare_structure(ours, real, label):
     ours_sig, ref_sig = float_leaf_signature(dump["data"]), float_leaf_signature(ref["data"])
     if ours_sig != ref_sig:
         toylib.fail(f"{label}: tensor leaf keys/types {ours_sig} != msprobe's {ref_sig}")
+    ref_keys = [k for k, _ in ref_sig]
+    for leaf in leaves(dump["data"]):
+        if list(leaf) != ref_keys:
+            toylib.fail(f"{label}: tensor leaf keys {list(leaf)} != msprobe's {ref_keys}")
     for entries in (dump["data"], ref["data"]):
         for leaf in leaves(entries):
             if leaf["dtype"] == "torch.int64" and (leaf["Mean"], leaf["Norm"]) != (None, None):
