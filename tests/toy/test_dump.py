@@ -65,9 +65,14 @@ def compare_structure(ours, real, label):
     dump, ref = ours["dump.json"], real["dump.json"]
     if list(dump) != list(ref):
         toylib.fail(f"{label}: dump.json top-level keys {list(dump)} != msprobe's {list(ref)}")
-    for key in ("task", "framework", "dump_data_dir", "level"):
+    for key in ("task", "framework", "level"):
         if dump[key] != ref[key]:
             toylib.fail(f"{label}: dump.json {key} = {dump[key]!r}, msprobe wrote {ref[key]!r}")
+    if ref["dump_data_dir"] is None:
+        if dump["dump_data_dir"] is not None:
+            toylib.fail(f"{label}: dump_data_dir must be null without tensor data")
+    elif not (os.path.isabs(dump["dump_data_dir"]) and dump["dump_data_dir"].endswith("/dump_tensor_data")):
+        toylib.fail(f"{label}: dump_data_dir {dump['dump_data_dir']!r} is not an absolute .../dump_tensor_data path")
     if ours["text"][:20] != real["text"][:20]:
         toylib.fail(f"{label}: dump.json is not written with indent=1 like msprobe's")
     for name in dump["data"]:
@@ -142,6 +147,23 @@ def check_md5(ours):
         toylib.fail(f"md5 of Torch.arange.0.forward output is {leaf['md5']}, CRC-32 of the bytes is {expected}")
 
 
+def check_tensor_files(ours):
+    import torch
+
+    folder = ours["dump.json"]["dump_data_dir"]
+    count = 0
+    for name, entry in ours["dump.json"]["data"].items():
+        for leaf in leaves(entry):
+            if not leaf["data_name"].startswith(name + "."):
+                toylib.fail(f"{name}: data_name {leaf['data_name']} is not named after its entry")
+            tensor = torch.load(os.path.join(folder, leaf["data_name"]))
+            if list(tensor.shape) != leaf["shape"] or (tensor.numel() > 1 and tensor.is_floating_point() and tensor.max().item() != leaf["Max"]):
+                toylib.fail(f"{leaf['data_name']}: saved tensor does not match its leaf {leaf}")
+            count += 1
+    if count != len(os.listdir(folder)):
+        toylib.fail(f"{folder} holds {len(os.listdir(folder))} files, dump.json names {count}")
+
+
 def dump_run(tree, out, level, mode):
     toylib.run_train(tree, ["--config", "toy_debug", "--training.steps=2", "--debug.seed=42", "--debug.deterministic",
                             f"--dump_folder={out}/train", f"--dump.dir={out}", f"--dump.level={level}",
@@ -160,11 +182,14 @@ def main():
     wt = os.path.join(tmp, "wt")
     trees = {b: toylib.worktree(truth["repo"], b, wt) for b in ("main", "numerics/gelu-tanh", "ulp/loss-reduction-order", "refactor/move-helpers")}
 
-    for level, mode, fixture in (("mix", "md5", "md5_mix"), ("L1", "statistics", "statistics_L1"), ("mix", "statistics", "statistics_mix")):
+    for level, mode, fixture in (("mix", "md5", "md5_mix"), ("L1", "statistics", "statistics_L1"), ("mix", "statistics", "statistics_mix"),
+                                   ("L1", "tensor", "tensor_L1")):
         ours = dump_run(trees["main"], os.path.join(tmp, f"main_{level}_{mode}"), level, mode)
         compare_structure(ours, load(os.path.join(fixtures, fixture, "step0", "rank0")), f"{level}/{mode}")
         if mode == "md5":
             check_md5(ours)
+        if mode == "tensor":
+            check_tensor_files(ours)
     l0 = dump_run(trees["main"], os.path.join(tmp, "main_L0"), "L0", "statistics")
     names = list(l0["dump.json"]["data"])
     if not names or any(not n.startswith("Module.") for n in names) or not any(".backward." in n for n in names):
@@ -193,7 +218,7 @@ def main():
         diff = next(n for n in base if base[n] != refactor.get(n))
         toylib.fail(f"refactor branch dump differs from main at {diff}")
     shutil.rmtree(tmp)
-    print(f"ok: dumps match msprobe's structure (mix/md5, L1, mix/statistics, L0); first divergent entry {first}")
+    print(f"ok: dumps match msprobe's structure (mix/md5, L1, mix/statistics, L1/tensor, L0); first divergent entry {first}")
 
 
 if __name__ == "__main__":

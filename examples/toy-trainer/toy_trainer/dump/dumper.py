@@ -15,6 +15,8 @@ against real msprobe 26 output in tests/toy):
   innermost first, "File {path}, line {n}, in {func}, \\n {code}", dumper frames removed;
   forward entries only, as msprobe writes it.
 - construct.json: {node: parent}; {} for L1.
+- mode "tensor" (msprobe task "tensor"): every tensor is also saved with torch.save as
+  `dump_tensor_data/{leaf name}.pt` and named in the leaf's data_name.
 """
 from __future__ import annotations
 
@@ -28,10 +30,10 @@ import traceback
 import torch
 
 from toy_trainer.dump import apis
-from toy_trainer.dump.summary import summarize, summarize_output, tensor_leaf
+from toy_trainer.dump.summary import LeafOptions, summarize, summarize_output
 
 LEVELS = ("L0", "L1", "mix")
-MODES = ("statistics", "md5")
+MODES = ("statistics", "md5", "tensor")
 _OWN_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -80,7 +82,10 @@ class Dumper:
             raise ValueError(f"dump.mode must be one of {MODES}, got '{dump_cfg.mode}'")
         self.root = dump_cfg.dir
         self.level = dump_cfg.level
-        self.with_md5 = dump_cfg.mode == "md5"
+        self.task = "tensor" if dump_cfg.mode == "tensor" else "statistics"
+        self.opts = LeafOptions(with_md5=dump_cfg.mode == "md5",
+                                save=self._save_tensor if dump_cfg.mode == "tensor" else None)
+        self.tensor_dir = None
         self.steps = _parse_int_list("dump.step", dump_cfg.step)
         self.ranks = _parse_int_list("dump.rank", dump_cfg.rank)
         self.rank = rank
@@ -104,21 +109,26 @@ class Dumper:
     def _leave(self):
         self._local.depth -= 1
 
-    def _summarize(self, value):
+    def _summarize(self, value, path: str):
         self._enter()
         try:
             with torch.no_grad():
-                return summarize(value, self.with_md5)
+                return summarize(value, self.opts, path)
         finally:
             self._leave()
 
-    def _summarize_output(self, value):
+    def _summarize_output(self, value, path: str):
         self._enter()
         try:
             with torch.no_grad():
-                return summarize_output(value, self.with_md5)
+                return summarize_output(value, self.opts, path)
         finally:
             self._leave()
+
+    def _save_tensor(self, path: str, tensor: torch.Tensor) -> str:
+        name = f"{path}.pt"
+        torch.save(tensor.detach().clone().contiguous().cpu(), os.path.join(self.tensor_dir, name))
+        return name
 
     def _add_construct(self, name: str, parent: str | None) -> None:
         rec = self.record
@@ -155,7 +165,8 @@ class Dumper:
             parent = rec.module_stack[-1] if rec.module_stack else None
             entry = None
             if not structure_only:
-                entry = {"input_args": dumper._summarize(list(args)), "input_kwargs": dumper._summarize(kwargs)}
+                inputs = f"{forward_name}.input"
+                entry = {"input_args": dumper._summarize(list(args), inputs), "input_kwargs": dumper._summarize(kwargs, inputs)}
                 rec.data[forward_name] = entry
                 rec.add_stack(forward_name, _call_stack())
             dumper._add_construct(forward_name, parent)
@@ -165,7 +176,7 @@ class Dumper:
             finally:
                 dumper._leave()
             if entry is not None:
-                entry["output"] = dumper._summarize_output(output)
+                entry["output"] = dumper._summarize_output(output, f"{forward_name}.output")
             dumper._hook_backward(output, f"{api_name}{index}.backward", structure_only)
             rec.api_counts[api_name] += 1
             return output
@@ -184,8 +195,8 @@ class Dumper:
                 return
             if not structure_only:
                 rec.data[backward_name] = {
-                    "input": self._summarize(list(grad_outputs)),
-                    "output": self._summarize(list(grad_inputs)),
+                    "input": self._summarize(list(grad_outputs), f"{backward_name}.input"),
+                    "output": self._summarize(list(grad_inputs), f"{backward_name}.output"),
                 }
             if self.level == "mix":
                 rec.construct.setdefault(backward_name, None)
@@ -225,10 +236,10 @@ class Dumper:
         rec = self.record
         name = rec.module_stack.pop()
         rec.data[name] = {
-            "input_args": self._summarize(list(args)),
+            "input_args": self._summarize(list(args), f"{name}.input"),
             "input_kwargs": {},
-            "output": self._summarize_output(output),
-            "parameters": {n: self._summarize(p) for n, p in module.named_parameters(recurse=False)},
+            "output": self._summarize_output(output, f"{name}.output"),
+            "parameters": {n: self._summarize(p, f"{name}.parameters.{n}") for n, p in module.named_parameters(recurse=False)},
         }
         self._add_construct(name, rec.module_parent.get(name))
 
@@ -237,7 +248,8 @@ class Dumper:
             return None
         rec = self.record
         pending = rec.pending_grads.setdefault(prefix, {})
-        pending[pname] = [self._summarize(grad)]
+        # The index only advances when the entry completes, so it is known already.
+        pending[pname] = [self._summarize(grad, f"{prefix}parameters_grad.{rec.grad_counts[prefix]}.{pname}")]
         if len(pending) == len(names):
             index = rec.grad_counts[prefix]
             rec.grad_counts[prefix] += 1
@@ -252,7 +264,8 @@ class Dumper:
         index = rec.module_backward_counts[prefix]
         rec.module_backward_counts[prefix] += 1
         name = f"{prefix}backward.{index}"
-        rec.data[name] = {"input": self._summarize(list(grad_output)), "output": self._summarize(list(grad_input))}
+        rec.data[name] = {"input": self._summarize(list(grad_output), f"{name}.input"),
+                          "output": self._summarize(list(grad_input), f"{name}.output")}
         forward_parent = rec.module_parent.get(f"{prefix}forward.{index}")
         parent = forward_parent.replace(".forward.", ".backward.") if forward_parent else None
         rec.construct.setdefault(name, parent)
@@ -263,14 +276,21 @@ class Dumper:
         selected = (self.steps is None or step in self.steps) and (self.ranks is None or self.rank in self.ranks)
         self.step = step
         self.record = _StepRecord() if selected else None
+        if selected and self.task == "tensor":
+            self.tensor_dir = os.path.abspath(os.path.join(self._out_dir(), "dump_tensor_data"))
+            os.makedirs(self.tensor_dir, exist_ok=True)
+
+    def _out_dir(self) -> str:
+        return os.path.join(self.root, f"step{self.step}", f"rank{self.rank}")
 
     def stop(self) -> None:
         rec, self.record = self.record, None
         if rec is None:
             return
-        out_dir = os.path.join(self.root, f"step{self.step}", f"rank{self.rank}")
+        out_dir = self._out_dir()
         os.makedirs(out_dir, exist_ok=True)
-        dump = {"task": "statistics", "level": self.level, "framework": "pytorch", "dump_data_dir": None, "data": rec.data}
+        dump = {"task": self.task, "level": self.level, "framework": "pytorch",
+                "dump_data_dir": self.tensor_dir if self.task == "tensor" else None, "data": rec.data}
         stacks = {str(i): [names, list(frames)] for i, (frames, names) in enumerate(rec.stacks.items())}
         for file_name, content in (("dump.json", dump), ("stack.json", stacks), ("construct.json", rec.construct)):
             with open(os.path.join(out_dir, file_name), "w") as f:

@@ -1,7 +1,9 @@
-"""Converts Python/torch values to msprobe's dump.json leaves (statistics and md5 modes).
+"""Converts Python/torch values to msprobe's dump.json leaves (statistics, md5, tensor).
 
 Tensor leaf keys, in msprobe's order: type, dtype, shape, Max, Min, Mean, Norm,
-requires_grad, then md5 (CRC-32 of the raw bytes, 8 hex digits) in md5 mode.
+requires_grad, then data_name (tensor mode: the file saved in dump_tensor_data, named
+after the leaf's path, e.g. Functional.gelu.0.forward.input.0.pt) or md5 (md5 mode: CRC-32
+of the raw bytes, 8 hex digits).
 Statistics are computed in the tensor's own dtype (float64 is taken to float32 first);
 integer tensors give Max/Min as integers and Mean/Norm null, bool tensors Max=any and
 Min=all, 0-d tensors all four equal to the value, empty tensors all null — as the real
@@ -40,7 +42,16 @@ def _stats(t: torch.Tensor):
     return data.max().item(), data.min().item(), data.mean().item(), torch.linalg.vector_norm(data).item()
 
 
-def tensor_leaf(t: torch.Tensor, with_md5: bool) -> dict:
+class LeafOptions:
+    """How leaves are completed: md5 added, or tensors saved through `save(path, tensor)`
+    (returns the data_name) with `path` the leaf's dotted name."""
+
+    def __init__(self, with_md5: bool = False, save=None):
+        self.with_md5 = with_md5
+        self.save = save
+
+
+def tensor_leaf(t: torch.Tensor, opts: LeafOptions, path: str | None = None) -> dict:
     maximum, minimum, mean, norm = _stats(t)
     leaf = {
         "type": "torch.Tensor",
@@ -52,15 +63,22 @@ def tensor_leaf(t: torch.Tensor, with_md5: bool) -> dict:
         "Norm": norm,
         "requires_grad": t.requires_grad,
     }
-    if with_md5:
+    if opts.save is not None and path is not None:
+        leaf["data_name"] = opts.save(path, t)
+    if opts.with_md5:
         leaf["md5"] = tensor_crc32(t)
     return leaf
 
 
-def summarize(value, with_md5: bool):
-    """Recursively maps a value to its JSON form; None stays None (JSON null)."""
+def _child(path: str | None, key) -> str | None:
+    return None if path is None else f"{path}.{key}"
+
+
+def summarize(value, opts: LeafOptions, path: str | None = None):
+    """Recursively maps a value to its JSON form; None stays None (JSON null). `path` is
+    the dotted name of the value (list index or dict key appended per level)."""
     if isinstance(value, torch.Tensor):
-        return tensor_leaf(value, with_md5)
+        return tensor_leaf(value, opts, path)
     if value is None:
         return None
     if isinstance(value, (bool, int, float, str)):
@@ -76,16 +94,16 @@ def summarize(value, with_md5: bool):
     if value is Ellipsis:
         return {"type": "ellipsis", "value": "..."}
     if isinstance(value, tuple) and hasattr(value, "_fields"):  # namedtuple
-        return {name: summarize(getattr(value, name), with_md5) for name in value._fields}
+        return {name: summarize(getattr(value, name), opts, _child(path, name)) for name in value._fields}
     if isinstance(value, (list, tuple)):
-        return [summarize(v, with_md5) for v in value]
+        return [summarize(v, opts, _child(path, i)) for i, v in enumerate(value)]
     if isinstance(value, dict):
-        return {str(k): summarize(v, with_md5) for k, v in value.items()}
+        return {str(k): summarize(v, opts, _child(path, k)) for k, v in value.items()}
     return None  # types msprobe does not analyse are written as null
 
 
-def summarize_output(value, with_md5: bool) -> list:
+def summarize_output(value, opts: LeafOptions, path: str | None = None) -> list:
     """msprobe always records `output` as a list."""
     if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
-        return [summarize(v, with_md5) for v in value]
-    return [summarize(value, with_md5)]
+        return summarize(list(value), opts, path)
+    return summarize([value], opts, path)
