@@ -1,14 +1,15 @@
 // The official TypeScript SDK v2 client (@modelcontextprotocol/client 2.4.x) with
 // versionNegotiation {mode: "auto"}: it probes server/discover and falls back to the
 // initialize handshake only if the server is not modern. Asserts the negotiated protocol
-// version (parity must land in the 2026-07-28 era), then lists tools through every page
-// and checks an unknown tool is refused by name, all in the negotiated era.
+// version (parity must land in the 2026-07-28 era), then runs the tool steps of
+// lib/client_steps.mjs in that era (elicitation there is MRTR: input_required + retry).
 //
-// usage: node sdk2_auto.mjs [--expect-version 2026-07-28] [--tools-cli JSON-ARGV]
+// usage: node sdk2_auto.mjs [--expect-version 2026-07-28] [options of lib/client_steps.mjs]
 //                           <server target (see lib/harness.mjs)>
 import "./lib/deps.mjs";
 import { check, onCleanup, parseArgs, resolveTarget, step, watchdog, cleanupAll } from "./lib/harness.mjs";
-import { answerFor, resultText, toolNamesFromCli } from "./lib/mcp_checks.mjs";
+import { answerFor } from "./lib/mcp_checks.mjs";
+import { runToolSteps } from "./lib/client_steps.mjs";
 
 const { Client, StreamableHTTPClientTransport } = await import("@modelcontextprotocol/client");
 const { StdioClientTransport } = await import("@modelcontextprotocol/client/stdio");
@@ -19,8 +20,13 @@ const expectVersion = options["expect-version"] ?? "2026-07-28";
 
 const client = new Client({ name: "parity-test-sdk2", version: "1.0.0" },
                           { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: "auto" } });
-client.setRequestHandler("elicitation/create", async (request) =>
-  ({ action: "accept", content: answerFor(request.params.requestedSchema) }));
+// In the 2026-07-28 era the server asks through an input_required result (MRTR); the v2
+// client fulfils it through this same handler and retries the call.
+const elicitations = [];
+client.setRequestHandler("elicitation/create", async (request) => {
+  elicitations.push(request.params);
+  return { action: "accept", content: answerFor(request.params.requestedSchema) };
+});
 
 const endpoint = await step("start server", () => resolveTarget(target));
 const transport = endpoint.stdio
@@ -38,41 +44,8 @@ await step(`connect in auto mode negotiates ${expectVersion}`, async () => {
   console.log(`     negotiated ${negotiated} with ${info.name} ${info.version ?? ""}`);
 });
 
-const names = await step("tools/list, every page", async () => {
-  const all = [];
-  let cursor;
-  do {
-    const page = await client.listTools(cursor ? { cursor } : {});
-    all.push(...page.tools);
-    cursor = page.nextCursor;
-    check(all.length < 100_000, "tools/list keeps returning a nextCursor");
-  } while (cursor);
-  const list = all.map((t) => t.name);
-  check(new Set(list).size === list.length, "a tool appears twice across pages", list);
-  console.log(`     ${list.length} tools`);
-  return new Set(list);
-});
-
-if (options["tools-cli"]) {
-  await step("tools/list matches the CLI's tool list", () => {
-    const fromCli = toolNamesFromCli(JSON.parse(options["tools-cli"]));
-    check(JSON.stringify([...fromCli].sort()) === JSON.stringify([...names].sort()),
-          "MCP tools/list and the CLI list different tools", { mcp: [...names], cli: [...fromCli] });
-  });
-}
-
-await step("tools/call of an unknown tool is an error naming it", async () => {
-  const name = "parity_no_such_tool";
-  let message;
-  try {
-    const result = await client.callTool({ name, arguments: {} });
-    check(result.isError === true, "an unknown tool returned a successful result", result);
-    message = resultText(result);
-  } catch (error) {
-    message = error.message;
-  }
-  check(message.includes(name), "the error does not name the unknown tool", message);
-});
+await runToolSteps({ client, options, elicitations,
+                    call: (params, requestOptions) => client.callTool(params, requestOptions) });
 
 await step("close", () => cleanupAll());
 console.log("PASS");

@@ -74,9 +74,9 @@ export class StdioPeer {
 // One HTTP request; resolves {status, headers, body, messages} where messages are the
 // JSON-RPC messages in a JSON or SSE body. A connection reset after the response
 // started (a server refusing a body it will not read) is not an error.
-export function httpRequest(url, { method = "POST", headers = {}, body = "", timeoutMs = 15_000 } = {}) {
+export function httpRequest(url, { method = "POST", headers = {}, body = "", timeoutMs = 15_000, agent } = {}) {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method, headers: { "content-length": Buffer.byteLength(body), ...headers }, timeout: timeoutMs });
+    const req = request(url, { method, agent, headers: { "content-length": Buffer.byteLength(body), ...headers }, timeout: timeoutMs });
     let settled = false;
     req.on("response", (res) => {
       let text = "";
