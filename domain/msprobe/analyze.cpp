@@ -1,0 +1,297 @@
+#include "domain/msprobe/analyze.h"
+
+#include <fstream>
+#include <unordered_map>
+
+#include "domain/msprobe/compare_csv.h"
+#include "domain/msprobe/dump_tree.h"
+#include "domain/msprobe/stack.h"
+
+namespace parity::msprobe {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+std::optional<std::vector<std::string>> ParsePyStrList(std::string_view text) {
+  std::vector<std::string> items;
+  size_t i = 0;
+  auto skip_space = [&] {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\n' || text[i] == '\t')) ++i;
+  };
+  skip_space();
+  if (i >= text.size() || text[i] != '[') return std::nullopt;
+  ++i;
+  while (true) {
+    skip_space();
+    if (i >= text.size()) return std::nullopt;
+    if (text[i] == ']') return items;
+    char quote = text[i];
+    if (quote != '\'' && quote != '"') return std::nullopt;
+    ++i;
+    std::string item;
+    while (i < text.size() && text[i] != quote) {
+      if (text[i] == '\\' && i + 1 < text.size()) {
+        char e = text[++i];
+        switch (e) {
+          case 'n': item += '\n'; break;
+          case 't': item += '\t'; break;
+          case 'r': item += '\r'; break;
+          case '\\': item += '\\'; break;
+          case '\'': item += '\''; break;
+          case '"': item += '"'; break;
+          default: item += '\\'; item += e;
+        }
+        ++i;
+      } else {
+        item += text[i++];
+      }
+    }
+    if (i >= text.size()) return std::nullopt;
+    ++i;  // closing quote
+    items.push_back(std::move(item));
+    skip_space();
+    if (i < text.size() && text[i] == ',') ++i;
+  }
+}
+
+namespace {
+
+json FrameJson(const Frame& f) {
+  return {{"file", f.file}, {"line", f.line}, {"function", f.function}, {"code", f.code}, {"user", IsUserFrame(f)}};
+}
+
+json DumpJson(const Dump& dump, const DumpFiles& files) {
+  json out = {{"dump_json", files.dump_json.string()},
+              {"task", dump.task},
+              {"level", dump.level},
+              {"mode", DumpModeName(dump.mode)},
+              {"entries", dump.entries.size()},
+              {"rows", dump.rows.size()},
+              {"bytes", dump.bytes}};
+  out["step"] = files.step ? json(*files.step) : json(nullptr);
+  out["rank"] = files.rank ? json(*files.rank) : json(nullptr);
+  out["stack_json"] = files.stack_json ? json(files.stack_json->string()) : json(nullptr);
+  out["construct_json"] = files.construct_json ? json(files.construct_json->string()) : json(nullptr);
+  out["tensor_files"] = files.tensor_files;
+  return out;
+}
+
+struct Loaded {
+  // Kept alive for DiffInput::describe.
+  std::optional<Dump> baseline, candidate;
+  std::optional<CompareTable> table;
+  std::optional<TextTable> text_table;
+  std::optional<StackIndex> stacks;
+  std::unordered_map<std::string, std::vector<std::string>> csv_stacks;
+  std::unordered_map<std::string, std::string> parents;
+  DiffInput input;
+  DumpMode mode = DumpMode::kSummary;
+  json source;
+  std::optional<std::string> table_file;
+};
+
+Status LoadFromDumps(const AnalyzeOptions& options, Loaded& loaded) {
+  PARITY_ASSIGN_OR_RETURN(DumpFiles base_files, LocateDump(*options.baseline_dump, options.step, options.rank));
+  PARITY_ASSIGN_OR_RETURN(DumpFiles cand_files, LocateDump(*options.candidate_dump, options.step, options.rank));
+  if (options.cancel.cancelled()) return Cancelled();
+  auto base = ReadDumpJson(base_files.dump_json);
+  if (!base.ok()) return std::move(base).take_status().Context("baseline dump");
+  if (options.cancel.cancelled()) return Cancelled();
+  auto cand = ReadDumpJson(cand_files.dump_json);
+  if (!cand.ok()) return std::move(cand).take_status().Context("candidate dump");
+  loaded.baseline = std::move(base).value();
+  loaded.candidate = std::move(cand).value();
+  if (cand_files.stack_json) {
+    auto stacks = ReadStackJson(*cand_files.stack_json);
+    if (!stacks.ok()) return std::move(stacks).take_status().Context("candidate stack.json");
+    loaded.stacks = std::move(stacks).value();
+  }
+  if (cand_files.construct_json) {
+    auto parents = ReadConstructJson(*cand_files.construct_json);
+    if (!parents.ok()) return std::move(parents).take_status().Context("candidate construct.json");
+    loaded.parents = std::move(parents).value();
+  }
+  if (options.cancel.cancelled()) return Cancelled();
+  PARITY_ASSIGN_OR_RETURN(CompareTable table, Compare(*loaded.candidate, *loaded.baseline, options.compare));
+  loaded.table = std::move(table);
+  loaded.mode = loaded.table->mode;
+  loaded.input = FactsFromTable(*loaded.table, options.criteria);
+  loaded.source = {{"kind", "dumps"},
+                   {"baseline", DumpJson(*loaded.baseline, base_files)},
+                   {"candidate", DumpJson(*loaded.candidate, cand_files)}};
+  if (!options.output_dir.empty()) {
+    fs::path csv = options.output_dir / "compare_table.csv";
+    PARITY_RETURN_IF_ERROR(WriteCompareCsv(*loaded.table, loaded.stacks ? &*loaded.stacks : nullptr, csv));
+    loaded.table_file = csv.string();
+  }
+  return Status::Ok();
+}
+
+Status LoadFromTable(const AnalyzeOptions& options, Loaded& loaded) {
+  const fs::path& path = *options.compare_result;
+  std::string ext = path.extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  Result<TextTable> table = ext == ".xlsx" ? ReadCompareXlsx(path) : ReadCompareCsv(path);
+  if (!table.ok()) return std::move(table).take_status();
+  loaded.text_table = std::move(table).value();
+  PARITY_ASSIGN_OR_RETURN(loaded.mode, ModeOfTable(*loaded.text_table, path.string()));
+  PARITY_ASSIGN_OR_RETURN(loaded.input, FactsFromTextTable(*loaded.text_table, options.criteria, path.string()));
+  int stack_col = loaded.text_table->Column("NPU_Stack_Info");
+  if (stack_col >= 0) {
+    for (size_t i = 0; i < loaded.text_table->rows.size(); ++i) {
+      const std::string& cell = loaded.text_table->rows[i][stack_col];
+      if (cell.empty() || cell == "N/A") continue;
+      auto frames = ParsePyStrList(cell);
+      if (!frames) continue;
+      const std::string& entry = loaded.input.entries[loaded.input.rows[i].entry];
+      loaded.csv_stacks.emplace(entry, std::move(*frames));
+    }
+  }
+  loaded.source = {{"kind", "compare_result"},
+                   {"compare_result", path.string()},
+                   {"format", ext == ".xlsx" ? "xlsx" : "csv"},
+                   {"rows", loaded.text_table->rows.size()},
+                   {"order", "table order (msprobe 26 writes dump order; msprobe 8.x may sort rows by name)"}};
+  return Status::Ok();
+}
+
+json DescribeRows(const DiffInput& input, const std::vector<size_t>& rows) {
+  json out = json::array();
+  for (size_t r : rows) out.push_back(input.describe(r));
+  return out;
+}
+
+}  // namespace
+
+Result<json> AnalyzeFirstDiff(const AnalyzeOptions& options) {
+  Loaded loaded;
+  if (options.compare_result) {
+    if (options.baseline_dump || options.candidate_dump) {
+      return InvalidArgument("give either the two dumps or a compare result, not both");
+    }
+    PARITY_RETURN_IF_ERROR(LoadFromTable(options, loaded));
+  } else {
+    if (!options.baseline_dump || !options.candidate_dump) {
+      return InvalidArgument("both baseline_dump and candidate_dump are needed (or a compare_result)");
+    }
+    PARITY_RETURN_IF_ERROR(LoadFromDumps(options, loaded));
+  }
+  if (options.cancel.cancelled()) return Cancelled();
+
+  FirstDiff diff = FindFirstDiff(loaded.input, options.criteria, options.max_next);
+  json out;
+  out["schema"] = "parity.hunt/1";
+  out["source"] = loaded.source;
+  out["mode"] = DumpModeName(loaded.mode);
+  out["criteria"] = {{"mode", CriteriaModeName(options.criteria.mode)},
+                     {"abs", options.criteria.abs_tol},
+                     {"rel", options.criteria.rel_tol},
+                     {"ignore", options.criteria.ignore}};
+  out["matching"] = {{"fuzzy", options.compare.fuzzy}, {"require_same_shape", options.compare.require_same_shape}};
+  if (loaded.mode == DumpMode::kAll) {
+    out["real_data_metrics"] =
+        "not computed: tensor mode is analysed with the statistics recorded in dump.json (as msprobe -da does); "
+        "Cosine/EucDist/MaxAbsErr columns are N/A";
+  }
+  out["found"] = diff.entry.has_value();
+  out["explanation"] = diff.explanation;
+
+  auto stack_of = [&](const std::string& entry) -> const std::vector<std::string>* {
+    if (loaded.stacks) return loaded.stacks->Find(entry);
+    auto it = loaded.csv_stacks.find(entry);
+    return it == loaded.csv_stacks.end() ? nullptr : &it->second;
+  };
+
+  if (diff.entry) {
+    const std::string& api = loaded.input.entries[*diff.entry];
+    json first;
+    first["api"] = api;
+    first["verdict"] = diff.verdict;
+    first["explanation"] = diff.explanation;
+    first["inputs_equal"] = diff.differing_inputs.empty();
+    first["arguments_equal"] = diff.differing_arguments.empty();
+    first["divergent_rows"] = DescribeRows(loaded.input, diff.divergent_rows);
+    first["differing_inputs"] = DescribeRows(loaded.input, diff.differing_inputs);
+    first["differing_arguments"] = DescribeRows(loaded.input, diff.differing_arguments);
+    first["inputs"] = DescribeRows(loaded.input, diff.input_rows);
+    first["outputs"] = DescribeRows(loaded.input, diff.output_rows);
+    json modules = json::array();
+    std::string current = api;
+    for (int depth = 0; depth < 64; ++depth) {
+      auto it = loaded.parents.find(current);
+      if (it == loaded.parents.end() || it->second.empty()) break;
+      modules.push_back(it->second);
+      current = it->second;
+    }
+    first["modules"] = modules;
+    json frames = json::array();
+    std::optional<Frame> user;
+    if (const auto* stack = stack_of(api)) {
+      for (const std::string& raw : *stack) {
+        auto frame = ParseFrame(raw);
+        if (!frame) {
+          frames.push_back({{"raw", raw}, {"user", false}});
+          continue;
+        }
+        frames.push_back(FrameJson(*frame));
+        if (!user && IsUserFrame(*frame)) user = *frame;
+      }
+      first["stack_note"] = nullptr;
+    } else {
+      first["stack_note"] = "no stack recorded for " + api + " (no stack.json, or msprobe did not record one)";
+    }
+    first["stack"] = frames;
+    first["user_frame"] = user ? FrameJson(*user) : json(nullptr);
+    first["source"] = user ? ToJson(LocateSource(*user, options.locate)) : json(nullptr);
+    out["first_divergence"] = first;
+  } else {
+    out["first_divergence"] = nullptr;
+  }
+  json next = json::array();
+  for (uint32_t e : diff.next_entries) next.push_back(loaded.input.entries[e]);
+  out["next_divergences"] = next;
+  json noise = json::array();
+  for (const auto& n : diff.noise) {
+    json item = {{"api", loaded.input.entries[n.entry]}, {"kind", n.kind}, {"row", loaded.input.describe(n.row)}};
+    item["explanation"] =
+        n.kind == "inplace_input_crc"
+            ? "an in-place op's input differs while its outputs match: msprobe hashes inputs in a background thread, "
+              "after the op may already have changed them in place; noise, not a divergence"
+            : "an input differs while every output matches: masked by the op, not a divergence";
+    noise.push_back(item);
+  }
+  out["noise"] = noise;
+  out["first_any_difference"] =
+      diff.first_any_difference ? json(loaded.input.entries[*diff.first_any_difference]) : json(nullptr);
+  const auto& c = diff.counts;
+  uint64_t bench_unmatched = loaded.table ? loaded.table->bench_rows_unmatched : 0;
+  out["counts"] = {{"rows", c.rows},
+                   {"matched", c.matched},
+                   {"unmatched_candidate", c.unmatched_npu},
+                   {"unmatched_baseline", loaded.table ? json(bench_unmatched) : json(nullptr)},
+                   {"identical_rows", c.identical_rows},
+                   {"divergent_rows", c.divergent_rows},
+                   {"apis", c.entries},
+                   {"divergent_apis", c.divergent_entries},
+                   {"ignored_apis", c.ignored_entries}};
+  out["compare_table"] = loaded.table_file ? json(*loaded.table_file) : json(nullptr);
+
+  if (!options.output_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(options.output_dir, ec);
+    fs::path file = options.output_dir / "hunt.json";
+    fs::path tmp = file;
+    tmp += ".tmp";
+    {
+      std::ofstream stream(tmp, std::ios::binary | std::ios::trunc);
+      if (!stream) return Unavailable("cannot write " + tmp.string());
+      stream << out.dump(2) << "\n";
+      if (!stream) return Unavailable("writing " + tmp.string() + " failed");
+    }
+    fs::rename(tmp, file, ec);
+    if (ec) return Unavailable("cannot rename " + tmp.string() + ": " + ec.message());
+  }
+  return out;
+}
+
+}  // namespace parity::msprobe

@@ -1,0 +1,42 @@
+// msprobe_first_diff end to end: read two dump trees (or an msprobe compare result), compare
+// them as msprobe does, find the first divergent API, its stack, the first user frame, the
+// local source line and the git hunk; write hunt/hunt.json and hunt/compare_table.csv
+// (docs/CONTRACTS.md §4). Knows nothing of MCP.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "domain/msprobe/compare.h"
+#include "domain/msprobe/first_diff.h"
+#include "domain/msprobe/source_locator.h"
+#include "support/cancel.h"
+#include "support/status.h"
+
+namespace parity::msprobe {
+
+struct AnalyzeOptions {
+  // Either both dumps (root, step, rank folder or dump.json) ...
+  std::optional<std::filesystem::path> baseline_dump, candidate_dump;
+  // ... or an msprobe compare result (.csv or .xlsx; target = candidate, golden = baseline).
+  std::optional<std::filesystem::path> compare_result;
+  std::optional<int> step, rank;
+  CompareOptions compare;
+  DiffCriteria criteria;
+  LocateOptions locate;
+  size_t max_next = 5;
+  // Where hunt.json and compare_table.csv go; empty: nothing is written.
+  std::filesystem::path output_dir;
+  CancellationToken cancel;
+};
+
+// The hunt.json object (schema "parity.hunt/1").
+Result<nlohmann::json> AnalyzeFirstDiff(const AnalyzeOptions& options);
+
+// Parses Python's repr of a list of str (msprobe's NPU_Stack_Info cell).
+std::optional<std::vector<std::string>> ParsePyStrList(std::string_view text);
+
+}  // namespace parity::msprobe

@@ -1,0 +1,82 @@
+// msprobe compare, reproduced: rows of the target dump ("NPU", the candidate) matched to rows
+// of the golden dump ("Bench", the baseline) by full flattened name (backward call numbers
+// recounted as msprobe does; optionally also by shape, as msprobe 8.x did; optionally
+// without call counters, "fuzzy"), a dtype gate, the statistics differences in msprobe's
+// exact text form, and msprobe 26's pass/warning/error rules per API (formats.md §1.e,
+// msprobe core/compare/indicator_analysis). Real-data metrics (Cosine, ...) are not
+// computed here; in tensor mode their rules see no values, as msprobe does for N/A cells.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "domain/msprobe/dump.h"
+#include "support/status.h"
+
+namespace parity::msprobe {
+
+enum class Level : uint8_t { kPass, kWarning, kError };
+const char* LevelName(Level level);
+
+struct CompareOptions {
+  bool fuzzy = false;               // match without call counters (k-th call to k-th call)
+  bool require_same_shape = false;  // msprobe 8.x merged on name and shape
+};
+
+// The checks msprobe runs per API; a row records which of them fired.
+enum CheckBit : uint16_t {
+  kInfNanError = 1 << 0,
+  kRelativeError = 1 << 1,
+  kRequiresGradError = 1 << 2,
+  kScalarParameterError = 1 << 3,
+  kDtypeError = 1 << 4,
+  kShapeError = 1 << 5,
+  kRelativeWarning = 1 << 6,
+  kCrc32Error = 1 << 7,
+  kCrc32Warning = 1 << 8,
+};
+
+struct CompareRow {
+  uint32_t npu = 0;
+  int64_t bench = -1;  // -1: no bench data matched (or the dtype gate refused the match)
+  bool dtype_gate_failed = false;
+  bool requires_grad_consistent = true;
+  Level level = Level::kPass;
+  uint16_t checks = 0;  // CheckBit set
+};
+
+struct CompareTable {
+  DumpMode mode = DumpMode::kSummary;
+  const Dump* npu = nullptr;    // the target: candidate
+  const Dump* bench = nullptr;  // the golden: baseline
+  std::vector<CompareRow> rows; // one per NPU row, in NPU dump order
+  uint64_t bench_rows_unmatched = 0;
+
+  const Row& NpuRow(const CompareRow& r) const { return npu->rows[r.npu]; }
+  const Row* BenchRow(const CompareRow& r) const { return r.bench < 0 ? nullptr : &bench->rows[r.bench]; }
+  // Every statistic (or the md5) and dtype/shape identical: bitwise-equal as far as the
+  // dump can tell.
+  bool Identical(const CompareRow& r) const;
+  // msprobe's text for "Max diff".."L2norm diff" (relative=false) or
+  // "MaxRelativeErr".."NormRelativeErr" (relative=true); stat 0..3 = max, min, mean, norm.
+  std::string DiffText(const CompareRow& r, int stat, bool relative) const;
+  // The NPU / Bench statistic as msprobe's table prints it ("Nan" for NaN, "N/A" unmatched).
+  std::string NpuStat(const CompareRow& r, int stat) const;
+  std::string BenchStat(const CompareRow& r, int stat) const;
+  // The Err_message list, as msprobe writes it: ["error: ...", ...].
+  std::vector<std::string> Messages(const CompareRow& r) const;
+};
+
+// Compares two dumps of the same mode. Errors: modes differ (msprobe refuses too).
+Result<CompareTable> Compare(const Dump& npu, const Dump& bench, const CompareOptions& options);
+
+// msprobe's name without its call counter ("Functional.linear.5.forward.input.0" ->
+// "Functional.linear.forward.input.0"), as its fuzzy match uses it.
+std::string RenameWithoutCounter(const std::string& op_name);
+
+// The entry ("api_origin_name") a row name belongs to, for tables read back from CSV.
+std::string EntryOfRowName(const std::string& op_name);
+
+}  // namespace parity::msprobe

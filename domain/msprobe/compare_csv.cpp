@@ -1,0 +1,482 @@
+#include "domain/msprobe/compare_csv.h"
+
+#include <cmath>
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "domain/msprobe/pyrepr.h"
+#include "support/subprocess.h"
+
+namespace parity::msprobe {
+
+using json = nlohmann::json;
+
+namespace {
+
+constexpr uint64_t kMaxTableBytes = uint64_t{2} << 30;
+
+const std::vector<std::string> kBasic = {"NPU Name",         "Bench Name",         "NPU Dtype",
+                                         "Bench Dtype",      "NPU Tensor Shape",   "Bench Tensor Shape",
+                                         "NPU Requires_grad", "Bench Requires_grad"};
+const std::vector<std::string> kSummaryIndex = {"Max diff",       "Min diff",       "Mean diff",
+                                                "L2norm diff",    "MaxRelativeErr", "MinRelativeErr",
+                                                "MeanRelativeErr", "NormRelativeErr"};
+const std::vector<std::string> kAllIndex = {"Cosine",         "EucDist",
+                                            "MaxAbsErr",      "MaxRelativeErr",
+                                            "One Thousandth Err Ratio", "Five Thousandths Err Ratio"};
+const std::vector<std::string> kSummaryInfo = {"NPU max",   "NPU min",   "NPU mean",   "NPU l2norm",
+                                               "Bench max", "Bench min", "Bench mean", "Bench l2norm"};
+const std::vector<std::string> kExtract = {"Requires_grad Consistent", "Result", "Err_message"};
+
+void CsvField(std::string& line, const std::string& value) {
+  if (value.find_first_of(",\"\n\r") == std::string::npos) {
+    line += value;
+    return;
+  }
+  line += '"';
+  for (char c : value) {
+    if (c == '"') line += '"';
+    line += c;
+  }
+  line += '"';
+}
+
+// pandas writes float inf as " inf" in msprobe's CSV (so Excel does not show #NAME?).
+std::string CsvStat(const Dump& dump, const StatValue& value, const std::string& text) {
+  if (value.kind == StatValue::Kind::kNumber && std::isinf(value.number)) return value.number > 0 ? " inf" : " -inf";
+  return text;
+}
+
+std::string PyList(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ", ";
+    out += PyStrRepr(items[i]);
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+std::vector<std::string> CompareHeader(DumpMode mode, bool with_stack) {
+  std::vector<std::string> h = kBasic;
+  if (mode == DumpMode::kMd5) {
+    h.insert(h.end(), {"NPU MD5", "BENCH MD5"});
+  } else {
+    const auto& index = mode == DumpMode::kAll ? kAllIndex : kSummaryIndex;
+    h.insert(h.end(), index.begin(), index.end());
+    h.insert(h.end(), kSummaryInfo.begin(), kSummaryInfo.end());
+  }
+  h.insert(h.end(), kExtract.begin(), kExtract.end());
+  if (with_stack) h.push_back("NPU_Stack_Info");
+  if (mode == DumpMode::kAll) h.push_back("Data_name");
+  return h;
+}
+
+Status WriteCompareCsv(const CompareTable& table, const StackIndex* stacks, const std::filesystem::path& path) {
+  std::error_code ec;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  std::filesystem::path tmp = path;
+  tmp += ".tmp";
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  if (!out) return Unavailable("cannot write " + tmp.string());
+  const Dump& npu = *table.npu;
+  const Dump& bench = *table.bench;
+  std::vector<std::string> header = CompareHeader(table.mode, stacks != nullptr);
+  std::string line;
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (i) line += ',';
+    CsvField(line, header[i]);
+  }
+  line += '\n';
+  out << line;
+  uint32_t previous_entry = UINT32_MAX;
+  for (const CompareRow& r : table.rows) {
+    const Row& n = table.NpuRow(r);
+    const Row* b = table.BenchRow(r);
+    std::vector<std::string> cells;
+    cells.reserve(header.size());
+    cells.push_back(npu.RowName(n));
+    cells.push_back(b ? bench.RowName(*b) : "N/A");
+    cells.push_back(npu.Text(n.dtype));
+    cells.push_back(b ? bench.Text(b->dtype) : "N/A");
+    cells.push_back(npu.Text(n.shape));
+    cells.push_back(b ? bench.Text(b->shape) : "N/A");
+    cells.push_back(npu.RequiresGradString(n));
+    cells.push_back(b ? bench.RequiresGradString(*b) : "N/A");
+    if (table.mode == DumpMode::kMd5) {
+      cells.push_back(npu.Md5String(n));
+      cells.push_back(b ? bench.Md5String(*b) : "N/A");
+    } else {
+      if (table.mode == DumpMode::kAll) {
+        // Real-data metrics need the .pt tensors; parity does not compute them (N/A).
+        for (int i = 0; i < 6; ++i) cells.push_back("N/A");
+      } else {
+        for (int s = 0; s < 4; ++s) cells.push_back(table.DiffText(r, s, false));
+        for (int s = 0; s < 4; ++s) cells.push_back(table.DiffText(r, s, true));
+      }
+      for (int s = 0; s < 4; ++s) cells.push_back(CsvStat(npu, n.stats[s], table.NpuStat(r, s)));
+      for (int s = 0; s < 4; ++s) cells.push_back(b ? CsvStat(bench, b->stats[s], table.BenchStat(r, s)) : "N/A");
+    }
+    cells.push_back(r.requires_grad_consistent ? "True" : "False");
+    cells.push_back(LevelName(r.level));
+    cells.push_back(json(table.Messages(r)).dump());
+    if (stacks) {
+      const std::vector<std::string>* frames = n.entry != previous_entry ? stacks->Find(npu.entries[n.entry].name) : nullptr;
+      cells.push_back(frames ? PyList(*frames) : "N/A");
+    }
+    if (table.mode == DumpMode::kAll) {
+      std::string nd = n.data_name ? npu.Text(n.data_name) : "-1";
+      std::string bd = b ? (b->data_name ? bench.Text(b->data_name) : "-1") : "N/A";
+      cells.push_back(PyList({nd, bd}));
+    }
+    previous_entry = n.entry;
+    line.clear();
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (i) line += ',';
+      CsvField(line, cells[i]);
+    }
+    line += '\n';
+    out << line;
+  }
+  out.close();
+  if (!out) return Unavailable("writing " + tmp.string() + " failed");
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return Unavailable("cannot rename " + tmp.string() + " to " + path.string() + ": " + ec.message());
+  return Status::Ok();
+}
+
+int TextTable::Column(const std::string& name) const {
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (header[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+Result<TextTable> ParseCsv(std::string_view text, const std::string& origin) {
+  TextTable table;
+  std::vector<std::string> record;
+  std::string field;
+  bool quoted = false, field_started = false;
+  size_t line = 1;
+  auto end_record = [&]() {
+    record.push_back(std::move(field));
+    field.clear();
+    if (table.header.empty()) table.header = std::move(record);
+    else if (!(record.size() == 1 && record[0].empty())) table.rows.push_back(std::move(record));
+    record.clear();
+  };
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // BOM
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quoted) {
+      if (c == '"') {
+        if (i + 1 < text.size() && text[i + 1] == '"') {
+          field += '"';
+          ++i;
+        } else {
+          quoted = false;
+        }
+      } else {
+        if (c == '\n') ++line;
+        field += c;
+      }
+      continue;
+    }
+    if (c == '"' && !field_started) {
+      quoted = true;
+      field_started = true;
+    } else if (c == ',') {
+      record.push_back(std::move(field));
+      field.clear();
+      field_started = false;
+    } else if (c == '\n' || c == '\r') {
+      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      end_record();
+      field_started = false;
+      ++line;
+    } else {
+      field += c;
+      field_started = true;
+    }
+  }
+  if (quoted) return InvalidArgument(origin + ": unterminated quoted field (line " + std::to_string(line) + ")");
+  if (!field.empty() || !record.empty()) end_record();
+  if (table.header.empty()) return InvalidArgument(origin + ": empty table");
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    if (table.rows[r].size() != table.header.size()) {
+      return InvalidArgument(origin + ": row " + std::to_string(r + 2) + " has " + std::to_string(table.rows[r].size()) +
+                             " cells, the header has " + std::to_string(table.header.size()));
+    }
+  }
+  return table;
+}
+
+Result<TextTable> ReadCompareCsv(const std::filesystem::path& path) {
+  PARITY_ASSIGN_OR_RETURN(std::string text, ReadFileLimited(path, kMaxTableBytes));
+  return ParseCsv(text, path.string());
+}
+
+namespace {
+
+std::string XmlUnescape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '&') {
+      out += s[i];
+      continue;
+    }
+    size_t semi = s.find(';', i);
+    if (semi == std::string_view::npos) {
+      out += s[i];
+      continue;
+    }
+    std::string_view ent = s.substr(i + 1, semi - i - 1);
+    if (ent == "amp") out += '&';
+    else if (ent == "lt") out += '<';
+    else if (ent == "gt") out += '>';
+    else if (ent == "quot") out += '"';
+    else if (ent == "apos") out += '\'';
+    else if (!ent.empty() && ent[0] == '#') {
+      unsigned long code = ent.size() > 1 && (ent[1] == 'x' || ent[1] == 'X')
+                               ? std::stoul(std::string(ent.substr(2)), nullptr, 16)
+                               : std::stoul(std::string(ent.substr(1)));
+      if (code < 0x80) out += static_cast<char>(code);
+      else if (code < 0x800) {
+        out += static_cast<char>(0xC0 | (code >> 6));
+        out += static_cast<char>(0x80 | (code & 0x3F));
+      } else if (code < 0x10000) {
+        out += static_cast<char>(0xE0 | (code >> 12));
+        out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (code & 0x3F));
+      } else {
+        out += static_cast<char>(0xF0 | (code >> 18));
+        out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
+        out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (code & 0x3F));
+      }
+    } else {
+      out += s.substr(i, semi - i + 1);
+    }
+    i = semi;
+  }
+  return out;
+}
+
+// Concatenated text of every <t>...</t> between `begin` and `end` in `xml`.
+std::string TextRuns(std::string_view xml) {
+  std::string out;
+  size_t pos = 0;
+  while (true) {
+    size_t t = xml.find("<t", pos);
+    if (t == std::string_view::npos) break;
+    char after = t + 2 < xml.size() ? xml[t + 2] : '\0';
+    if (after != '>' && after != ' ') {
+      pos = t + 2;
+      continue;
+    }
+    size_t open_end = xml.find('>', t);
+    if (open_end == std::string_view::npos) break;
+    if (xml[open_end - 1] == '/') {  // <t/>
+      pos = open_end + 1;
+      continue;
+    }
+    size_t close = xml.find("</t>", open_end);
+    if (close == std::string_view::npos) break;
+    out += XmlUnescape(xml.substr(open_end + 1, close - open_end - 1));
+    pos = close + 4;
+  }
+  return out;
+}
+
+std::string Attribute(std::string_view tag, std::string_view name) {
+  std::string key = " " + std::string(name) + "=\"";
+  size_t at = tag.find(key);
+  if (at == std::string_view::npos) return {};
+  size_t start = at + key.size();
+  size_t end = tag.find('"', start);
+  return std::string(tag.substr(start, end - start));
+}
+
+Result<std::string> UnzipMember(const std::filesystem::path& archive, const std::string& member, bool required) {
+  ProcessOptions options;
+  options.argv = {"unzip", "-p", archive.string(), member};
+  options.timeout = std::chrono::seconds(120);
+  options.output_cap = kMaxTableBytes;
+  auto run = RunProcess(options);
+  if (!run.ok()) {
+    return std::move(run).take_status().Context("reading " + archive.string() + " (xlsx needs the unzip program)");
+  }
+  if (!run->success()) {
+    if (!required) return std::string();
+    return ProcessFailure("extracting " + member + " from " + archive.string(), options, *run);
+  }
+  return std::move(run->out);
+}
+
+}  // namespace
+
+Result<TextTable> ReadCompareXlsx(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return NotFound(path.string() + ": no such file");
+  PARITY_ASSIGN_OR_RETURN(std::string shared_xml, UnzipMember(path, "xl/sharedStrings.xml", false));
+  PARITY_ASSIGN_OR_RETURN(std::string sheet, UnzipMember(path, "xl/worksheets/sheet1.xml", true));
+  std::vector<std::string> shared;
+  for (size_t pos = 0;;) {
+    size_t si = shared_xml.find("<si>", pos);
+    if (si == std::string::npos) break;
+    size_t end = shared_xml.find("</si>", si);
+    if (end == std::string::npos) break;
+    shared.push_back(TextRuns(std::string_view(shared_xml).substr(si, end - si)));
+    pos = end + 5;
+  }
+  std::vector<std::vector<std::string>> grid;
+  for (size_t pos = 0;;) {
+    size_t row_at = sheet.find("<row", pos);
+    if (row_at == std::string::npos) break;
+    size_t row_end = sheet.find("</row>", row_at);
+    if (row_end == std::string::npos) break;
+    std::string_view row_xml = std::string_view(sheet).substr(row_at, row_end - row_at);
+    std::vector<std::string> cells;
+    for (size_t cpos = 0;;) {
+      size_t c = row_xml.find("<c ", cpos);
+      if (c == std::string_view::npos) break;
+      size_t tag_end = row_xml.find('>', c);
+      std::string_view tag = row_xml.substr(c, tag_end - c + 1);
+      std::string ref = Attribute(tag, "r");
+      size_t column = 0;
+      for (char ch : ref) {
+        if (ch < 'A' || ch > 'Z') break;
+        column = column * 26 + static_cast<size_t>(ch - 'A' + 1);
+      }
+      if (column == 0) column = cells.size() + 1;
+      std::string type = Attribute(tag, "t");
+      std::string value;
+      size_t cell_end;
+      if (tag.size() >= 2 && tag[tag.size() - 2] == '/') {
+        cell_end = tag_end + 1;
+      } else {
+        cell_end = row_xml.find("</c>", tag_end);
+        std::string_view body = row_xml.substr(tag_end + 1, cell_end - tag_end - 1);
+        if (type == "inlineStr") {
+          value = TextRuns(body);
+        } else {
+          size_t v = body.find("<v>");
+          size_t v_end = body.find("</v>");
+          std::string raw = v == std::string_view::npos ? std::string() : XmlUnescape(body.substr(v + 3, v_end - v - 3));
+          if (type == "s") {
+            size_t index = raw.empty() ? 0 : std::stoul(raw);
+            if (index >= shared.size()) return InvalidArgument(path.string() + ": shared string " + raw + " out of range");
+            value = shared[index];
+          } else if (type == "b") {
+            value = raw == "1" ? "True" : "False";
+          } else {
+            value = raw;
+          }
+        }
+        cell_end += 4;
+      }
+      if (cells.size() < column) cells.resize(column);
+      cells[column - 1] = value;
+      cpos = cell_end;
+    }
+    grid.push_back(std::move(cells));
+    pos = row_end + 6;
+  }
+  if (grid.empty()) return InvalidArgument(path.string() + ": the first worksheet is empty");
+  TextTable table;
+  table.header = grid.front();
+  while (!table.header.empty() && table.header.back().empty()) table.header.pop_back();
+  for (size_t i = 1; i < grid.size(); ++i) {
+    grid[i].resize(table.header.size());
+    table.rows.push_back(std::move(grid[i]));
+  }
+  return table;
+}
+
+Result<DumpMode> ModeOfTable(const TextTable& table, const std::string& origin) {
+  if (table.Column("NPU Name") < 0 || table.Column("Bench Name") < 0) {
+    return InvalidArgument(origin + ": not an msprobe compare result (no \"NPU Name\" / \"Bench Name\" columns)");
+  }
+  if (table.Column("NPU MD5") >= 0) return DumpMode::kMd5;
+  if (table.Column("Cosine") >= 0) return DumpMode::kAll;
+  if (table.Column("Max diff") >= 0) return DumpMode::kSummary;
+  return InvalidArgument(origin + ": cannot tell the compare mode (no NPU MD5, Cosine or Max diff column)");
+}
+
+Result<DiffInput> FactsFromTextTable(const TextTable& table, const DiffCriteria& criteria, const std::string& origin) {
+  PARITY_ASSIGN_OR_RETURN(DumpMode mode, ModeOfTable(table, origin));
+  int name = table.Column("NPU Name"), bench_name = table.Column("Bench Name");
+  int npu_dtype = table.Column("NPU Dtype"), bench_dtype = table.Column("Bench Dtype");
+  int npu_shape = table.Column("NPU Tensor Shape"), bench_shape = table.Column("Bench Tensor Shape");
+  int result = table.Column("Result");
+  if (result < 0) result = table.Column("Accuracy Reached or Not");
+  int npu_md5 = table.Column("NPU MD5"), bench_md5 = table.Column("BENCH MD5");
+  const char* kStats[4] = {"max", "min", "mean", "l2norm"};
+  int npu_stat[4], bench_stat[4];
+  for (int s = 0; s < 4; ++s) {
+    npu_stat[s] = table.Column(std::string("NPU ") + kStats[s]);
+    bench_stat[s] = table.Column(std::string("Bench ") + kStats[s]);
+  }
+  if (npu_dtype < 0 || npu_shape < 0 || result < 0) {
+    return InvalidArgument(origin + ": missing one of the columns NPU Dtype, NPU Tensor Shape, Result");
+  }
+  DiffInput input;
+  std::map<std::string, uint32_t> entry_ids;
+  std::string previous;
+  for (const auto& row : table.rows) {
+    std::string entry = EntryOfRowName(row[name]);
+    if (input.entries.empty() || entry != previous) {
+      input.entries.push_back(entry);
+      previous = entry;
+    }
+    RowFacts f;
+    f.entry = static_cast<uint32_t>(input.entries.size() - 1);
+    const std::string& n = row[name];
+    f.output = n.find(".output.") != std::string::npos || n.find(".parameters_grad.") != std::string::npos;
+    f.tensor = row[npu_dtype].find("class") == std::string::npos;
+    f.matched = row[bench_name] != "N/A" && !row[bench_name].empty();
+    bool same_meta = row[npu_dtype] == (bench_dtype >= 0 ? row[bench_dtype] : "") &&
+                     row[npu_shape] == (bench_shape >= 0 ? row[bench_shape] : "");
+    if (mode == DumpMode::kMd5) {
+      f.identical = f.matched && same_meta && npu_md5 >= 0 && bench_md5 >= 0 && row[npu_md5] == row[bench_md5];
+      f.exceeds = f.matched && !f.identical;
+    } else {
+      bool same = f.matched && same_meta;
+      bool exceeds = !same_meta;
+      for (int s = 0; s < 4; ++s) {
+        if (npu_stat[s] < 0 || bench_stat[s] < 0) continue;
+        const std::string& a = row[npu_stat[s]];
+        const std::string& b = row[bench_stat[s]];
+        if (a == b) continue;
+        same = false;
+        auto x = PyParseFloat(a), y = PyParseFloat(b);
+        if (!x || !y || std::isnan(*x) || std::isnan(*y) || std::isinf(*x) || std::isinf(*y) ||
+            std::fabs(*x - *y) > criteria.abs_tol + criteria.rel_tol * std::fabs(*y)) {
+          exceeds = true;
+        }
+      }
+      f.identical = same;
+      f.exceeds = f.matched && exceeds;
+    }
+    const std::string& level = row[result];
+    if (level == "error" || level == "No" || level == "Different") f.level = Level::kError;
+    else if (level == "warning" || level == "Warning") f.level = Level::kWarning;
+    else f.level = Level::kPass;
+    input.rows.push_back(f);
+  }
+  input.describe = [&table](size_t i) {
+    json out = json::object();
+    for (size_t c = 0; c < table.header.size(); ++c) {
+      if (table.header[c] == "NPU_Stack_Info") continue;
+      out[table.header[c]] = table.rows[i][c];
+    }
+    return out;
+  };
+  return input;
+}
+
+}  // namespace parity::msprobe

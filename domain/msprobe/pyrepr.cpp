@@ -1,0 +1,183 @@
+#include "domain/msprobe/pyrepr.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace parity::msprobe {
+
+std::string PyFloatRepr(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  if (value == 0) return std::signbit(value) ? "-0.0" : "0.0";
+
+  // Shortest round-trip digits in scientific form: "-d.dddde±XX".
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::scientific);
+  std::string_view sci(buf, static_cast<size_t>(end - buf));
+  bool negative = sci.front() == '-';
+  if (negative) sci.remove_prefix(1);
+  size_t e = sci.find('e');
+  std::string digits;
+  for (char c : sci.substr(0, e)) {
+    if (c != '.') digits.push_back(c);
+  }
+  int exponent = std::atoi(std::string(sci.substr(e + 1)).c_str());
+
+  std::string out = negative ? "-" : "";
+  if (exponent >= -4 && exponent < 16) {
+    if (exponent < 0) {
+      out += "0.";
+      out.append(static_cast<size_t>(-exponent - 1), '0');
+      out += digits;
+    } else {
+      size_t int_len = static_cast<size_t>(exponent) + 1;
+      if (digits.size() <= int_len) {
+        out += digits;
+        out.append(int_len - digits.size(), '0');
+        out += ".0";
+      } else {
+        out += digits.substr(0, int_len);
+        out += '.';
+        out += digits.substr(int_len);
+      }
+    }
+    return out;
+  }
+  out += digits.substr(0, 1);
+  if (digits.size() > 1) {
+    out += '.';
+    out += digits.substr(1);
+  }
+  char exp_buf[16];
+  std::snprintf(exp_buf, sizeof exp_buf, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
+  out += exp_buf;
+  return out;
+}
+
+std::string PyStrRepr(std::string_view text) {
+  bool has_single = text.find('\'') != std::string_view::npos;
+  bool has_double = text.find('"') != std::string_view::npos;
+  char quote = (has_single && !has_double) ? '"' : '\'';
+  std::string out(1, quote);
+  for (unsigned char c : text) {
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c == static_cast<unsigned char>(quote)) {
+          out += '\\';
+          out += static_cast<char>(c);
+        } else if (c < 0x20 || c == 0x7f) {
+          char hex[8];
+          std::snprintf(hex, sizeof hex, "\\x%02x", c);
+          out += hex;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += quote;
+  return out;
+}
+
+std::optional<double> PyParseFloat(std::string_view text) {
+  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
+  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+  if (text.empty()) return std::nullopt;
+  std::string lower;
+  for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string_view body = lower;
+  double sign = 1;
+  if (body.front() == '+' || body.front() == '-') {
+    if (body.front() == '-') sign = -1;
+    body.remove_prefix(1);
+  }
+  if (body == "inf" || body == "infinity") return sign * INFINITY;
+  if (body == "nan") return NAN;
+  for (char c : body) {
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == '+' || c == '-')) return std::nullopt;
+  }
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(body.data(), body.data() + body.size(), value);
+  if (ec != std::errc() || ptr != body.data() + body.size()) return std::nullopt;
+  return sign * value;
+}
+
+std::optional<double> PandasToNumeric(std::string_view text) {
+  // Powers of ten as correctly rounded literals ("1e22" parsed exactly once).
+  static const std::vector<double> kPow10 = [] {
+    std::vector<double> table(309);
+    for (int k = 0; k <= 308; ++k) {
+      std::string literal = "1e" + std::to_string(k);
+      std::from_chars(literal.data(), literal.data() + literal.size(), table[k]);
+    }
+    return table;
+  }();
+  constexpr int kMaxDigits = 17;  // pandas keeps 17 digits, leading zeros included
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  size_t i = 0;
+  while (i < text.size() && space(text[i])) ++i;
+  bool negative = false;
+  if (i < text.size() && (text[i] == '-' || text[i] == '+')) negative = text[i++] == '-';
+  double number = 0;
+  int digits = 0, decimals = 0, exponent = 0;
+  while (i < text.size() && digit(text[i])) {
+    if (digits < kMaxDigits) {
+      number = number * 10. + (text[i] - '0');
+      ++digits;
+    } else {
+      ++exponent;
+    }
+    ++i;
+  }
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    while (i < text.size() && digit(text[i]) && digits < kMaxDigits) {
+      number = number * 10. + (text[i++] - '0');
+      ++digits;
+      ++decimals;
+    }
+    while (i < text.size() && digit(text[i])) ++i;  // digits beyond the 17th are dropped
+    exponent -= decimals;
+  }
+  if (digits == 0) return std::nullopt;
+  if (negative) number = -number;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    size_t mark = i++;
+    bool exp_negative = false;
+    if (i < text.size() && (text[i] == '-' || text[i] == '+')) exp_negative = text[i++] == '-';
+    int value = 0, exp_digits = 0;
+    while (i < text.size() && digit(text[i]) && exp_digits < kMaxDigits) {
+      value = value * 10 + (text[i++] - '0');
+      ++exp_digits;
+    }
+    if (exp_digits == 0) i = mark;
+    exponent += exp_negative ? -value : value;
+  }
+  while (i < text.size() && space(text[i])) ++i;
+  if (i != text.size()) return std::nullopt;
+  if (exponent > 308) return negative ? -HUGE_VAL : HUGE_VAL;
+  if (exponent > 0) {
+    number *= kPow10[exponent];
+  } else if (exponent < -308) {
+    if (exponent < -616) {
+      number = 0.;
+    } else {
+      number /= kPow10[-308 - exponent];
+      number /= kPow10[308];
+    }
+  } else {
+    number /= kPow10[-exponent];
+  }
+  return number;
+}
+
+}  // namespace parity::msprobe

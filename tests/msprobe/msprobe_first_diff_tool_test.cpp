@@ -1,0 +1,67 @@
+// The tool adapter: argument errors name the JSON path; a real call writes hunt.json, the
+// compare table and a ledger entry, and returns the hunt JSON as structured content.
+#include <gtest/gtest.h>
+
+#include "domain/ledger/ledger.h"
+#include "tests/env/fake_context.h"
+#include "tests/msprobe/fixtures.h"
+#include "tools/msprobe_first_diff/msprobe_first_diff.h"
+
+namespace parity::tools {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+std::string ErrorText(const mcp::ToolResult& r) { return r.content.dump(); }
+
+TEST(MsprobeFirstDiffTool, ArgumentErrorsNameThePath) {
+  msprobe::testing::TempDir dir;
+  parity::testing::FakeContext ctx(dir.path());
+  auto tool = MakeMsprobeFirstDiffTool();
+  auto missing = tool.handler(json{{"baseline_dump", "/x"}}, ctx);
+  EXPECT_TRUE(missing.is_error);
+  EXPECT_NE(ErrorText(missing).find("arguments.candidate_dump"), std::string::npos) << ErrorText(missing);
+  auto typo = tool.handler(json{{"compare_result", "/x.csv"}, {"criterion", "loose"}}, ctx);
+  EXPECT_TRUE(typo.is_error);
+  EXPECT_NE(ErrorText(typo).find("arguments.criterion"), std::string::npos) << ErrorText(typo);
+  auto unknown = tool.handler(json{{"compare_result", "/x.csv"}, {"rnak", 1}}, ctx);
+  EXPECT_TRUE(unknown.is_error);
+  EXPECT_NE(ErrorText(unknown).find("rnak"), std::string::npos) << ErrorText(unknown);
+  auto tolerance = tool.handler(json{{"compare_result", "/x.csv"}, {"criterion", "tolerance"}}, ctx);
+  EXPECT_TRUE(tolerance.is_error);
+  auto absent = tool.handler(json{{"compare_result", (dir.path() / "none.csv").string()}}, ctx);
+  EXPECT_TRUE(absent.is_error);
+  EXPECT_NE(ErrorText(absent).find("none.csv"), std::string::npos);
+}
+
+TEST(MsprobeFirstDiffTool, WritesHuntJsonTableAndLedger) {
+  fs::path fixtures = msprobe::testing::MsprobeFixtures();
+  ASSERT_FALSE(fixtures.empty());
+  msprobe::testing::TempDir dir;
+  parity::testing::FakeContext ctx(dir.path() / "numerical_report");
+  auto tool = MakeMsprobeFirstDiffTool();
+  json args = {{"baseline_dump", (fixtures / "dumps/baseline/statistics_L1").string()},
+               {"candidate_dump", (fixtures / "dumps/candidate/statistics_L1").string()},
+               {"step", 0},
+               {"path_map", {{"/home/ma-user/work/toy-block/", fixtures.string()}}}};
+  auto result = tool.handler(args, ctx);
+  ASSERT_FALSE(result.is_error) << result.content.dump();
+  const json& out = result.structured;
+  EXPECT_EQ(out["schema"], "parity.hunt/1");
+  EXPECT_EQ(out["first_divergence"]["api"], "Functional.gelu.0.forward");
+  EXPECT_EQ(out["first_divergence"]["source"]["mapped_by"], "path_map");
+  fs::path report = dir.path() / "numerical_report";
+  EXPECT_TRUE(fs::exists(report / "hunt/hunt.json"));
+  EXPECT_TRUE(fs::exists(report / "hunt/compare_table.csv"));
+  auto manifest = ledger::Read(report);
+  ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
+  const json& entry = (*manifest)["entries"].back();
+  EXPECT_EQ(entry["tool"], "msprobe_first_diff");
+  EXPECT_EQ(entry["outcome"]["status"], "ok");
+  EXPECT_EQ(entry["outputs"]["hunt"], "hunt/hunt.json");
+  EXPECT_NE(result.content.dump().find("train.py:64"), std::string::npos) << result.content.dump();
+}
+
+}  // namespace
+}  // namespace parity::tools

@@ -1,0 +1,245 @@
+// On real msprobe output (../shared/fixtures/msprobe-real): baseline and candidate differ
+// only in one GELU call (train.py line 64). parity must name Functional.gelu.0.forward and
+// train.py:64 in every mode, write a table that agrees cell for cell with the real
+// `msprobe compare` CSV, and report the md5 noise of the baseline rerun as noise.
+#include <gtest/gtest.h>
+
+#include "domain/msprobe/analyze.h"
+#include "domain/msprobe/compare_csv.h"
+#include "tests/msprobe/fixtures.h"
+
+namespace parity::msprobe {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using testing::MsprobeFixtures;
+using testing::TempDir;
+
+const char* kConfigs[] = {"statistics_L1", "statistics_mix", "md5_L1", "md5_mix", "tensor_L1"};
+
+fs::path OnlyFile(const fs::path& dir, const std::string& ext) {
+  for (const auto& f : fs::directory_iterator(dir)) {
+    std::string name = f.path().filename().string();
+    if (f.path().extension() == ext && name.find("openpyxl") == std::string::npos) return f.path();
+  }
+  ADD_FAILURE() << "no *" << ext << " in " << dir;
+  return {};
+}
+
+Result<json> AnalyzeConfig(const fs::path& fixtures, const std::string& config, const fs::path& out,
+                           DiffCriteria criteria = {}, int step = 0) {
+  AnalyzeOptions options;
+  options.baseline_dump = fixtures / "dumps/baseline" / config;
+  options.candidate_dump = fixtures / "dumps/candidate" / config;
+  options.step = step;
+  options.criteria = criteria;
+  options.locate.worktree = fixtures;  // train.py is there; found by suffix matching
+  options.output_dir = out;
+  return AnalyzeFirstDiff(options);
+}
+
+void ExpectGeluAtLine64(const json& hunt, const std::string& config) {
+  SCOPED_TRACE(config);
+  ASSERT_TRUE(hunt["found"].get<bool>()) << hunt.dump(2);
+  const json& first = hunt["first_divergence"];
+  EXPECT_EQ(first["api"], "Functional.gelu.0.forward");
+  EXPECT_EQ(first["verdict"], "operator");
+  EXPECT_TRUE(first["inputs_equal"].get<bool>());
+  ASSERT_TRUE(first["user_frame"].is_object()) << first.dump(2);
+  // The .xlsx fixtures keep the path of the machine that ran msprobe (only the CSV/JSON
+  // files were rewritten to the training-host form), so compare the file name.
+  EXPECT_EQ(fs::path(first["user_frame"]["file"].get<std::string>()).filename(), "train.py");
+  EXPECT_EQ(first["user_frame"]["line"], 64);
+  EXPECT_EQ(first["user_frame"]["function"], "forward");
+  // The changed keyword argument is named, with both values.
+  ASSERT_FALSE(first["differing_arguments"].empty());
+  EXPECT_NE(first["differing_arguments"][0].dump().find("approximate"), std::string::npos);
+}
+
+TEST(RealFixtures, NamesGeluAndTrainPyLine64InEveryMode) {
+  fs::path fixtures = MsprobeFixtures();
+  ASSERT_FALSE(fixtures.empty());
+  for (const char* config : kConfigs) {
+    TempDir out;
+    auto hunt = AnalyzeConfig(fixtures, config, out.path());
+    ASSERT_TRUE(hunt.ok()) << config << ": " << hunt.status().ToString();
+    ExpectGeluAtLine64(*hunt, config);
+    const json& source = (*hunt)["first_divergence"]["source"];
+    EXPECT_EQ(source["mapped_by"], "suffix") << source.dump(2);
+    EXPECT_EQ(fs::path(source["local_file"].get<std::string>()), fixtures / "train.py");
+    EXPECT_TRUE(source["matches_recorded"].get<bool>()) << source.dump(2);
+    EXPECT_TRUE(fs::exists(out.path() / "hunt.json"));
+    EXPECT_TRUE(fs::exists(out.path() / "compare_table.csv"));
+  }
+}
+
+TEST(RealFixtures, TensorModeNotesTheTensorFiles) {
+  fs::path fixtures = MsprobeFixtures();
+  ASSERT_FALSE(fixtures.empty());
+  TempDir out;
+  auto hunt = AnalyzeConfig(fixtures, "tensor_L1", out.path());
+  ASSERT_TRUE(hunt.ok()) << hunt.status().ToString();
+  EXPECT_EQ((*hunt)["mode"], "all");
+  EXPECT_GT((*hunt)["source"]["candidate"]["tensor_files"].get<int>(), 100);
+  EXPECT_TRUE((*hunt)["real_data_metrics"].is_string());
+}
+
+// Cell-for-cell agreement with the real msprobe compare CSV. In tensor mode the real-data
+// metric columns (Cosine ... Five Thousandths Err Ratio) are not computed by parity.
+void ExpectTableMatches(const fs::path& mine, const fs::path& real, bool tensor_mode) {
+  SCOPED_TRACE(real.string());
+  auto a = ReadCompareCsv(mine);
+  auto b = ReadCompareCsv(real);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  ASSERT_EQ(a->header, b->header);
+  ASSERT_EQ(a->rows.size(), b->rows.size());
+  const std::set<std::string> skipped = tensor_mode ? std::set<std::string>{"Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
+                                                                            "One Thousandth Err Ratio",
+                                                                            "Five Thousandths Err Ratio"}
+                                                    : std::set<std::string>{};
+  int mismatches = 0;
+  for (size_t r = 0; r < a->rows.size(); ++r) {
+    for (size_t c = 0; c < a->header.size(); ++c) {
+      if (skipped.count(a->header[c])) continue;
+      if (a->rows[r][c] != b->rows[r][c] && ++mismatches <= 10) {
+        ADD_FAILURE() << "row " << r + 2 << " (" << b->rows[r][0] << ") column " << a->header[c] << ": parity \""
+                      << a->rows[r][c] << "\" msprobe \"" << b->rows[r][c] << "\"";
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
+TEST(RealFixtures, CompareTableAgreesWithMsprobeRowForRow) {
+  fs::path fixtures = MsprobeFixtures();
+  ASSERT_FALSE(fixtures.empty());
+  for (const char* config : kConfigs) {
+    TempDir out;
+    auto hunt = AnalyzeConfig(fixtures, config, out.path());
+    ASSERT_TRUE(hunt.ok()) << hunt.status().ToString();
+    ExpectTableMatches(out.path() / "compare_table.csv",
+                       OnlyFile(fixtures / "compare" / config / "candidate/step0_dir", ".csv"),
+                       std::string(config) == "tensor_L1");
+  }
+}
+
+TEST(RealFixtures, StepOneAgreesToo) {
+  fs::path fixtures = MsprobeFixtures();
+  ASSERT_FALSE(fixtures.empty());
+  TempDir out;
+  auto hunt = AnalyzeConfig(fixtures, "statistics_L1", out.path(), {}, 1);
+  ASSERT_TRUE(hunt.ok()) << hunt.status().ToString();
+  EXPECT_EQ((*hunt)["source"]["candidate"]["step"], 1);
+  ExpectTableMatches(out.path() / "compare_table.csv",
+                     OnlyFile(fixtures / "compare/statistics_L1/candidate/step1_json", ".csv"), false);
+}
+
+TEST(RealFixtures, BaselineRerunMd5MismatchIsNoiseNotADivergence) {
+  fs::path fixtures = MsprobeFixtures();
+  ASSERT_FALSE(fixtures.empty());
+  TempDir out;
+  AnalyzeOptions options;
+  options.baseline_dump = fixtures / "dumps/baseline/md5_L1";
+  options.candidate_dump = fixtures / "dumps/baseline/md5_L1_rerun";
+  options.step = 0;
+  options.output_dir = out.path();
+  auto hunt = AnalyzeFirstDiff(options);
+  ASSERT_TRUE(hunt.ok()) << hunt.status().ToString();
+  EXPECT_FALSE((*hunt)["found"].get<bool>()) << (*hunt)["first_divergence"].dump(2);
+  ASSERT_EQ((*hunt)["noise"].size(), 1u) << (*hunt)["noise"].dump(2);
+  EXPECT_EQ((*hunt)["noise"][0]["api"], "Tensor.add_.11.forward");
+  EXPECT_EQ((*hunt)["noise"][0]["kind"], "inplace_input_crc");
+  EXPECT_EQ((*hunt)["noise"][0]["row"]["name"], "Tensor.add_.11.forward.input.0");
+  ExpectTableMatches(out.path() / "compare_table.csv",
+                     OnlyFile(fixtures / "compare/md5_L1/baseline_rerun/step0_json", ".csv"), false);
+}
+
+TEST(RealFixtures, ReadsMsprobeCompareResultsCsvAndXlsx) {
+  fs::path fixtures = MsprobeFixtures();
+  ASSERT_FALSE(fixtures.empty());
+  for (const char* config : kConfigs) {
+    for (const char* form : {"step0_dir", "step0_json_xlsx"}) {
+      AnalyzeOptions options;
+      std::string f = form;
+      options.compare_result = OnlyFile(fixtures / "compare" / config / "candidate" / form, f == "step0_dir" ? ".csv" : ".xlsx");
+      auto hunt = AnalyzeFirstDiff(options);
+      ASSERT_TRUE(hunt.ok()) << config << "/" << form << ": " << hunt.status().ToString();
+      ExpectGeluAtLine64(*hunt, std::string(config) + "/" + form);
+    }
+  }
+}
+
+TEST(RealFixtures, XlsxCellsMatchWhatOpenpyxlRead) {
+  fs::path fixtures = MsprobeFixtures();
+  ASSERT_FALSE(fixtures.empty());
+  fs::path dir = fixtures / "compare/md5_L1/candidate/step0_json_xlsx";
+  auto xlsx = ReadCompareXlsx(OnlyFile(dir, ".xlsx"));
+  ASSERT_TRUE(xlsx.ok()) << xlsx.status().ToString();
+  fs::path reference;
+  for (const auto& f : fs::directory_iterator(dir)) {
+    if (f.path().string().find(".openpyxl.csv") != std::string::npos) reference = f.path();
+  }
+  auto csv = ReadCompareCsv(reference);
+  ASSERT_TRUE(csv.ok()) << csv.status().ToString();
+  ASSERT_EQ(xlsx->rows.size(), csv->rows.size());
+  // (NPU_Stack_Info is left out: the fixture's .openpyxl.csv had its paths rewritten, the .xlsx not.)
+  for (const char* column : {"NPU Name", "Bench Name", "NPU MD5", "BENCH MD5", "Result", "Err_message"}) {
+    int a = xlsx->Column(column), b = csv->Column(column);
+    ASSERT_GE(a, 0) << column;
+    ASSERT_GE(b, 0) << column;
+    for (size_t r = 0; r < csv->rows.size(); ++r) EXPECT_EQ(xlsx->rows[r][a], csv->rows[r][b]) << column << " row " << r;
+  }
+}
+
+TEST(RealFixtures, CriteriaAndFuzzyMatchingAgreeOnTheAnswer) {
+  fs::path fixtures = MsprobeFixtures();
+  ASSERT_FALSE(fixtures.empty());
+  DiffCriteria bitwise;
+  bitwise.mode = DiffCriteria::Mode::kBitwise;
+  DiffCriteria tolerance;
+  tolerance.mode = DiffCriteria::Mode::kTolerance;
+  tolerance.rel_tol = 1e-2;  // the GELU output moves by ~1e-4 relative: within; the argument still differs
+  for (const auto& criteria : {bitwise, tolerance}) {
+    TempDir out;
+    auto hunt = AnalyzeConfig(fixtures, "statistics_L1", out.path(), criteria);
+    ASSERT_TRUE(hunt.ok()) << hunt.status().ToString();
+    ExpectGeluAtLine64(*hunt, CriteriaModeName(criteria.mode));
+  }
+  TempDir out;
+  AnalyzeOptions options;
+  options.baseline_dump = fixtures / "dumps/baseline/statistics_mix/step0/rank0/dump.json";
+  options.candidate_dump = fixtures / "dumps/candidate/statistics_mix/step0/rank0";
+  options.compare.fuzzy = true;
+  options.output_dir = out.path();
+  auto hunt = AnalyzeFirstDiff(options);
+  ASSERT_TRUE(hunt.ok()) << hunt.status().ToString();
+  ExpectGeluAtLine64(*hunt, "fuzzy");
+  EXPECT_EQ((*hunt)["counts"]["unmatched_candidate"], 0);
+}
+
+TEST(RealFixtures, MissingPiecesAreClearErrors) {
+  fs::path fixtures = MsprobeFixtures();
+  ASSERT_FALSE(fixtures.empty());
+  AnalyzeOptions options;
+  options.baseline_dump = fixtures / "dumps/baseline/statistics_L1";
+  options.candidate_dump = fixtures / "dumps/candidate/md5_L1";
+  auto mixed = AnalyzeFirstDiff(options);
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.status().message().find("different modes"), std::string::npos) << mixed.status().message();
+  options.candidate_dump = fixtures / "dumps/candidate/statistics_L1";
+  options.step = 7;
+  auto no_step = AnalyzeFirstDiff(options);
+  ASSERT_FALSE(no_step.ok());
+  EXPECT_NE(no_step.status().message().find("no step7 (present: step0, step1)"), std::string::npos)
+      << no_step.status().message();
+  options.step.reset();
+  options.rank = 3;
+  auto no_rank = AnalyzeFirstDiff(options);
+  ASSERT_FALSE(no_rank.ok());
+  EXPECT_NE(no_rank.status().message().find("no rank3"), std::string::npos) << no_rank.status().message();
+}
+
+}  // namespace
+}  // namespace parity::msprobe

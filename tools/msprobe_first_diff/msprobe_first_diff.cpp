@@ -1,0 +1,171 @@
+#include "tools/msprobe_first_diff/msprobe_first_diff.h"
+
+#include <filesystem>
+#include <map>
+#include <optional>
+
+#include "domain/ledger/ledger.h"
+#include "domain/msprobe/analyze.h"
+#include "support/json_reader.h"
+#include "tools/msprobe_first_diff/msprobe_first_diff_schema.h"
+
+namespace parity::tools {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+struct Params {
+  std::optional<std::string> baseline_dump, candidate_dump, compare_result;
+  std::optional<int64_t> step;
+  int64_t rank = 0;
+  std::string criterion = "msprobe";
+  double abs_tol = 0, rel_tol = 0;
+  std::vector<std::string> ignore;
+  bool fuzzy_match = false, require_same_shape = false;
+  std::optional<std::string> worktree, repo, baseline_ref, report_dir;
+  std::string candidate_ref = "HEAD";
+  std::map<std::string, std::string> path_map;
+  int64_t max_next = 5;
+};
+
+Result<Params> Decode(const json& arguments) {
+  Params p;
+  PARITY_RETURN_IF_ERROR(ExpectObject(arguments, "arguments"));
+  JsonReader r(arguments, "arguments");
+  r.Optional("baseline_dump", p.baseline_dump).Optional("candidate_dump", p.candidate_dump);
+  r.Optional("compare_result", p.compare_result).Optional("step", p.step).Optional("rank", p.rank);
+  r.Optional("criterion", p.criterion).OneOf("criterion", p.criterion, {"msprobe", "bitwise", "tolerance"});
+  r.Optional("abs_tol", p.abs_tol).Optional("rel_tol", p.rel_tol).Optional("ignore", p.ignore);
+  r.Optional("fuzzy_match", p.fuzzy_match).Optional("require_same_shape", p.require_same_shape);
+  r.Optional("worktree", p.worktree).Optional("repo", p.repo).Optional("baseline_ref", p.baseline_ref);
+  r.Optional("candidate_ref", p.candidate_ref).Optional("path_map", p.path_map);
+  r.Optional("max_next", p.max_next).Optional("report_dir", p.report_dir);
+  if (r.ok() && p.compare_result && (p.baseline_dump || p.candidate_dump)) {
+    r.Fail(r.Child("compare_result"), "give either baseline_dump + candidate_dump or compare_result, not both");
+  }
+  if (r.ok() && !p.compare_result && (!p.baseline_dump || !p.candidate_dump)) {
+    r.Fail(r.Child(p.baseline_dump ? "candidate_dump" : "baseline_dump"),
+           "required (both dumps), unless compare_result names an msprobe compare result");
+  }
+  if (r.ok() && p.step && *p.step < 0) r.Fail(r.Child("step"), "must be >= 0");
+  if (r.ok() && p.rank < 0) r.Fail(r.Child("rank"), "must be >= 0");
+  if (r.ok() && (p.abs_tol < 0 || p.rel_tol < 0)) r.Fail(r.Child(p.abs_tol < 0 ? "abs_tol" : "rel_tol"), "must be >= 0");
+  if (r.ok() && p.criterion == "tolerance" && p.abs_tol == 0 && p.rel_tol == 0) {
+    r.Fail(r.Child("criterion"), "\"tolerance\" needs abs_tol or rel_tol (or use \"bitwise\")");
+  }
+  if (r.ok() && (p.max_next < 0 || p.max_next > 100)) r.Fail(r.Child("max_next"), "must be between 0 and 100");
+  PARITY_RETURN_IF_ERROR(r.Finish());
+  return p;
+}
+
+msprobe::AnalyzeOptions ToOptions(const Params& p, const fs::path& out_dir, const mcp::ToolContext& ctx) {
+  msprobe::AnalyzeOptions o;
+  if (p.baseline_dump) o.baseline_dump = fs::path(*p.baseline_dump);
+  if (p.candidate_dump) o.candidate_dump = fs::path(*p.candidate_dump);
+  if (p.compare_result) o.compare_result = fs::path(*p.compare_result);
+  if (p.step) o.step = static_cast<int>(*p.step);
+  o.rank = static_cast<int>(p.rank);
+  o.compare.fuzzy = p.fuzzy_match;
+  o.compare.require_same_shape = p.require_same_shape;
+  o.criteria.mode = p.criterion == "bitwise"     ? msprobe::DiffCriteria::Mode::kBitwise
+                    : p.criterion == "tolerance" ? msprobe::DiffCriteria::Mode::kTolerance
+                                                 : msprobe::DiffCriteria::Mode::kMsprobe;
+  o.criteria.abs_tol = p.abs_tol;
+  o.criteria.rel_tol = p.rel_tol;
+  o.criteria.ignore.insert(o.criteria.ignore.end(), p.ignore.begin(), p.ignore.end());
+  if (p.worktree) o.locate.worktree = *p.worktree;
+  if (p.repo) o.locate.repo = *p.repo;
+  if (p.baseline_ref) o.locate.baseline_ref = *p.baseline_ref;
+  o.locate.candidate_ref = p.candidate_ref;
+  for (const auto& [from, to] : p.path_map) o.locate.path_map.push_back({from, to});
+  o.max_next = static_cast<size_t>(p.max_next);
+  o.output_dir = out_dir;
+  o.cancel = ctx.cancellation();
+  return o;
+}
+
+std::string Summary(const json& out) {
+  if (!out["found"].get<bool>()) {
+    std::string s = "No divergent API (" + out["explanation"].get<std::string>() + ").";
+    if (!out["noise"].empty()) s += " " + std::to_string(out["noise"].size()) + " input-only difference(s) reported as noise.";
+    return s;
+  }
+  const json& first = out["first_divergence"];
+  std::string s = "First divergent API: " + first["api"].get<std::string>() + " (" + first["verdict"].get<std::string>() +
+                  "): " + first["explanation"].get<std::string>() + ".";
+  if (first["user_frame"].is_object()) {
+    s += " User code: " + first["user_frame"]["file"].get<std::string>() + ":" +
+         std::to_string(first["user_frame"]["line"].get<int>()) + " in " +
+         first["user_frame"]["function"].get<std::string>() + ".";
+  }
+  const json& source = first["source"];
+  if (source.is_object() && source["in_changed_hunk"].is_boolean()) {
+    s += source["in_changed_hunk"].get<bool>() ? " The line is in a hunk changed between the commits."
+                                               : " The line is not in a changed hunk.";
+  }
+  return s;
+}
+
+mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
+  auto params = Decode(arguments);
+  if (!params.ok()) return mcp::ToolResult::Error(params.status());
+  const Params& p = *params;
+  fs::path report_dir = p.report_dir ? fs::absolute(*p.report_dir)
+                                     : (ctx.report_dir().empty() ? fs::absolute("numerical_report") : fs::absolute(ctx.report_dir()));
+  fs::path out_dir = report_dir / "hunt";
+  ctx.Progress(0, 2, "reading and comparing the dumps");
+  auto started = std::chrono::steady_clock::now();
+  auto result = msprobe::AnalyzeFirstDiff(ToOptions(p, out_dir, ctx));
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  ledger::Entry entry;
+  entry.tool = "msprobe_first_diff";
+  entry.action = "first_diff";
+  entry.side = "both";
+  entry.inputs = arguments;
+  if (result.ok()) {
+    entry.outputs = {{"hunt", "hunt/hunt.json"}};
+    if ((*result)["compare_table"].is_string()) entry.outputs["compare_table"] = "hunt/compare_table.csv";
+    entry.outcome = {{"status", "ok"}, {"duration_s", seconds}, {"message", Summary(*result)}};
+  } else {
+    entry.outcome = {{"status", result.status().kind() == ErrorKind::kCancelled ? "cancelled" : "failed"},
+                     {"duration_s", seconds},
+                     {"message", result.status().message()}};
+  }
+  auto id = ledger::Append(report_dir, entry);
+  if (!result.ok()) return mcp::ToolResult::Error(result.status());
+  json out = std::move(result).value();
+  out["hunt_json"] = (out_dir / "hunt.json").string();
+  out["ledger_entry"] = id.ok() ? json(*id) : json(nullptr);
+  if (!id.ok()) out["ledger_error"] = id.status().message();
+  ctx.Progress(2, 2, "done");
+  return mcp::ToolResult::Structured(out, Summary(out));
+}
+
+}  // namespace
+
+mcp::Tool MakeMsprobeFirstDiffTool() {
+  mcp::Tool tool;
+  tool.spec.name = "msprobe_first_diff";
+  tool.spec.title = "First divergent operator from msprobe dumps";
+  tool.spec.description =
+      "Reads two msprobe dump trees (dump.json, stack.json, construct.json; statistics, md5 or tensor mode) for one "
+      "rank and step, or an existing msprobe compare result (CSV/XLSX), matches them as msprobe compare does and "
+      "walks the APIs in execution order to the first one whose output diverges. Says whether that API's inputs "
+      "already differed (\"inputs equal, output differs\" names the operator itself), gives both sides' values, the "
+      "next divergent APIs, the in-place CRC noise msprobe dumps carry, the call stack, the first user-code frame "
+      "mapped to a local file, the source line, and the git hunk between baseline_ref and candidate_ref that "
+      "changed it. Writes hunt/hunt.json and hunt/compare_table.csv (msprobe's column layout) to the report "
+      "directory.";
+  tool.spec.input_schema = MsprobeFirstDiffInputSchema();
+  tool.spec.output_schema = MsprobeFirstDiffOutputSchema();
+  tool.spec.annotations.read_only = false;  // writes its report files, never the user's tree
+  tool.spec.annotations.destructive = false;
+  tool.spec.annotations.idempotent = true;
+  tool.spec.annotations.open_world = false;
+  tool.handler = Handle;
+  return tool;
+}
+
+}  // namespace parity::tools

@@ -1,0 +1,67 @@
+#include "tools/msprobe_first_diff/msprobe_first_diff_schema.h"
+
+namespace parity::tools {
+
+using json = nlohmann::json;
+
+json MsprobeFirstDiffInputSchema() {
+  static const json schema = json::parse(R"json({
+  "type": "object",
+  "properties": {
+    "baseline_dump": {"type": "string", "description": "Baseline msprobe dump: the dump root (step*/), a step folder (rank*/), a rank folder or its dump.json. msprobe's golden side (-gp)."},
+    "candidate_dump": {"type": "string", "description": "Candidate dump, same forms. msprobe's target side (-tp)."},
+    "compare_result": {"type": "string", "description": "Instead of the dumps: an existing msprobe compare result (.csv, or .xlsx from --xlsx), candidate as target."},
+    "step": {"type": "integer", "minimum": 0, "description": "Step folder to use (default: the lowest present)."},
+    "rank": {"type": "integer", "minimum": 0, "default": 0, "description": "Rank folder to use (default 0, or the unnumbered 'rank')."},
+    "criterion": {"type": "string", "enum": ["msprobe", "bitwise", "tolerance"], "default": "msprobe", "description": "When a row diverges: msprobe's own pass/warning/error rules (md5 mode: the CRC differs), any difference at all, or beyond abs_tol + rel_tol*|baseline|."},
+    "abs_tol": {"type": "number", "minimum": 0, "default": 0},
+    "rel_tol": {"type": "number", "minimum": 0, "default": 0},
+    "ignore": {"type": "array", "items": {"type": "string"}, "description": "Substrings of API names to skip (random ops, for example), added to msprobe's own: Torch.empty, Torch.fill, Tensor.__setitem__."},
+    "fuzzy_match": {"type": "boolean", "default": false, "description": "Match APIs without their call counters (the k-th call of an op to the k-th call)."},
+    "require_same_shape": {"type": "boolean", "default": false, "description": "Match on name and shape, as msprobe 8.x did (26.x matches on name and reports a shape mismatch)."},
+    "worktree": {"type": "string", "description": "Local folder holding the candidate's code; stack paths are mapped into it by their longest existing suffix."},
+    "path_map": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Training-host path prefix -> local folder, tried before suffix matching, e.g. {\"/home/ma-user/work/toy-block/\": \"/src/toy\"}."},
+    "repo": {"type": "string", "description": "Git repository for the hunk lookup (default: the worktree)."},
+    "baseline_ref": {"type": "string", "description": "Baseline commit/ref; with it the hunk changed between baseline_ref and candidate_ref that covers the source line is returned."},
+    "candidate_ref": {"type": "string", "default": "HEAD"},
+    "max_next": {"type": "integer", "minimum": 0, "maximum": 100, "default": 5, "description": "How many further divergent APIs to list."},
+    "report_dir": {"type": "string", "description": "Report directory (hunt/hunt.json, hunt/compare_table.csv, the ledger); default the server's."}
+  },
+  "additionalProperties": false
+})json");
+  return schema;
+}
+
+json MsprobeFirstDiffOutputSchema() {
+  static const json schema = json::parse(R"json({
+  "type": "object",
+  "required": ["schema", "source", "mode", "criteria", "found", "first_divergence", "next_divergences", "noise", "counts"],
+  "properties": {
+    "schema": {"const": "parity.hunt/1"},
+    "source": {"type": "object"},
+    "mode": {"type": "string", "enum": ["summary", "md5", "all"]},
+    "criteria": {"type": "object"},
+    "matching": {"type": "object"},
+    "found": {"type": "boolean"},
+    "explanation": {"type": "string"},
+    "first_divergence": {"type": ["object", "null"], "properties": {
+      "api": {"type": "string"},
+      "verdict": {"type": "string", "enum": ["operator", "upstream", "unmatched"]},
+      "inputs_equal": {"type": "boolean"},
+      "user_frame": {"type": ["object", "null"]},
+      "source": {"type": ["object", "null"]},
+      "stack": {"type": "array"}
+    }},
+    "next_divergences": {"type": "array", "items": {"type": "string"}},
+    "noise": {"type": "array"},
+    "first_any_difference": {"type": ["string", "null"]},
+    "counts": {"type": "object"},
+    "compare_table": {"type": ["string", "null"]},
+    "hunt_json": {"type": ["string", "null"]},
+    "ledger_entry": {"type": ["string", "null"]}
+  }
+})json");
+  return schema;
+}
+
+}  // namespace parity::tools
