@@ -1,0 +1,261 @@
+#include "domain/run/host.h"
+
+#include <cstdlib>
+#include <unistd.h>
+
+#include <libssh/libssh.h>
+
+namespace parity::run {
+
+namespace {
+
+class LocalHost final : public Host {
+ public:
+  std::string Describe() const override { return "local"; }
+  bool is_local() const override { return true; }
+  Result<ProcessResult> Exec(const std::vector<std::string>& argv, const ExecOptions& options) override {
+    ProcessOptions p;
+    p.argv = argv;
+    p.env_set = options.env_set;
+    p.timeout = options.timeout;
+    p.output_cap = options.output_cap;
+    p.stdin_data = options.stdin_data;
+    p.cancel = options.cancel;
+    return RunProcess(p);
+  }
+  Status Reconnect() override { return Status::Ok(); }
+};
+
+std::string SshError(ssh_session session) { return ssh_get_error(session); }
+
+std::filesystem::path DefaultKnownHosts() {
+  const char* home = std::getenv("HOME");
+  return std::filesystem::path(home ? home : "/") / ".ssh" / "known_hosts";
+}
+
+// "SHA256:<base64>" of the server's host key, or a note why it is not available.
+std::string ServerKeyFingerprint(ssh_session session) {
+  ssh_key key = nullptr;
+  if (ssh_get_server_publickey(session, &key) != SSH_OK) return "(server key unavailable)";
+  unsigned char* hash = nullptr;
+  size_t hash_len = 0;
+  std::string out = "(fingerprint unavailable)";
+  if (ssh_get_publickey_hash(key, SSH_PUBLICKEY_HASH_SHA256, &hash, &hash_len) == 0) {
+    char* text = ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, hash_len);
+    if (text) {
+      out = text;
+      ssh_string_free_char(text);
+    }
+    ssh_clean_pubkey_hash(&hash);
+  }
+  const char* type = ssh_key_type_to_char(ssh_key_type(key));
+  if (type) out = std::string(type) + " " + out;
+  ssh_key_free(key);
+  return out;
+}
+
+class SshHost final : public Host {
+ public:
+  explicit SshHost(SshTarget target) : target_(std::move(target)) {}
+  ~SshHost() override { Disconnect(); }
+
+  std::string Describe() const override { return target_.Describe(); }
+  bool is_local() const override { return false; }
+
+  Status Connect() {
+    Disconnect();
+    session_ = ssh_new();
+    if (!session_) return Internal("libssh: ssh_new failed");
+    long timeout = target_.connect_timeout_s;
+    int port = target_.port;
+    std::string known_hosts = (target_.known_hosts ? *target_.known_hosts : DefaultKnownHosts()).string();
+    ssh_options_set(session_, SSH_OPTIONS_HOST, target_.host.c_str());
+    ssh_options_set(session_, SSH_OPTIONS_PORT, &port);
+    ssh_options_set(session_, SSH_OPTIONS_TIMEOUT, &timeout);
+    ssh_options_set(session_, SSH_OPTIONS_KNOWNHOSTS, known_hosts.c_str());
+    if (target_.known_hosts) ssh_options_set(session_, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, known_hosts.c_str());
+    if (!target_.user.empty()) ssh_options_set(session_, SSH_OPTIONS_USER, target_.user.c_str());
+
+    if (ssh_connect(session_) != SSH_OK) {
+      return Unavailable("cannot connect to " + Describe() + ": " + SshError(session_))
+          .WithHint("check the host, port and that sshd is running and reachable");
+    }
+    PARITY_RETURN_IF_ERROR(VerifyHostKey(known_hosts));
+    return Authenticate();
+  }
+
+  Status Reconnect() override { return Connect(); }
+
+  Result<ProcessResult> Exec(const std::vector<std::string>& argv, const ExecOptions& options) override {
+    if (!session_ || !ssh_is_connected(session_)) {
+      return Unavailable("the SSH connection to " + Describe() + " is closed");
+    }
+    std::vector<std::string> full;
+    if (!options.env_set.empty()) {
+      full.push_back("env");
+      for (const auto& [k, v] : options.env_set) full.push_back(k + "=" + v);
+    }
+    full.insert(full.end(), argv.begin(), argv.end());
+    std::string command = ShellQuote(full);
+
+    ssh_channel channel = ssh_channel_new(session_);
+    if (!channel) return Unavailable("SSH channel to " + Describe() + ": " + SshError(session_));
+    struct Closer {
+      ssh_channel c;
+      ~Closer() { ssh_channel_close(c); ssh_channel_free(c); }
+    } closer{channel};
+    if (ssh_channel_open_session(channel) != SSH_OK) {
+      return Unavailable("SSH session channel to " + Describe() + " failed: " + SshError(session_))
+          .WithHint("the connection may have been lost; parity reconnects on the next call");
+    }
+    if (ssh_channel_request_exec(channel, command.c_str()) != SSH_OK) {
+      return Unavailable("SSH exec on " + Describe() + " failed: " + SshError(session_));
+    }
+    if (!options.stdin_data.empty()) {
+      size_t sent = 0;
+      while (sent < options.stdin_data.size()) {
+        int n = ssh_channel_write(channel, options.stdin_data.data() + sent,
+                                  static_cast<uint32_t>(options.stdin_data.size() - sent));
+        if (n == SSH_ERROR) return Unavailable("SSH write to " + Describe() + ": " + SshError(session_));
+        sent += static_cast<size_t>(n);
+      }
+    }
+    ssh_channel_send_eof(channel);
+
+    ProcessResult result;
+    auto start = std::chrono::steady_clock::now();
+    char buf[16384];
+    auto append = [&](std::string& to, const char* data, int n) {
+      size_t room = options.output_cap > to.size() ? options.output_cap - to.size() : 0;
+      if (static_cast<size_t>(n) > room) result.truncated = true;
+      to.append(data, std::min(room, static_cast<size_t>(n)));
+    };
+    while (true) {
+      int n = ssh_channel_read_timeout(channel, buf, sizeof buf, 0, 100);
+      if (n == SSH_ERROR) {
+        return Unavailable("SSH connection to " + Describe() + " lost while running " + ShellQuote(argv) +
+                           ": " + SshError(session_));
+      }
+      if (n > 0) append(result.out, buf, n);
+      int e = ssh_channel_read_nonblocking(channel, buf, sizeof buf, 1);
+      if (e == SSH_ERROR) {
+        return Unavailable("SSH connection to " + Describe() + " lost: " + SshError(session_));
+      }
+      if (e > 0) append(result.err, buf, e);
+      if (n <= 0 && e <= 0 && ssh_channel_is_eof(channel)) break;
+      auto elapsed = std::chrono::steady_clock::now() - start;
+      if (options.timeout && elapsed > *options.timeout) { result.timed_out = true; break; }
+      if (options.cancel.cancelled()) { result.cancelled = true; break; }
+    }
+    if (!result.timed_out && !result.cancelled) result.exit_code = ssh_channel_get_exit_status(channel);
+    result.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return result;
+  }
+
+ private:
+  Status VerifyHostKey(const std::string& known_hosts) {
+    enum ssh_known_hosts_e state = ssh_session_is_known_server(session_);
+    std::string fingerprint = ServerKeyFingerprint(session_);
+    std::string where = "[" + target_.host + "]:" + std::to_string(target_.port);
+    switch (state) {
+      case SSH_KNOWN_HOSTS_OK:
+        return Status::Ok();
+      case SSH_KNOWN_HOSTS_CHANGED:
+      case SSH_KNOWN_HOSTS_OTHER:
+        return FailedPrecondition("the host key of " + Describe() + " does not match " + known_hosts +
+                                  " (server presents " + fingerprint + "); refusing to connect")
+            .WithHint("this can be a man-in-the-middle. If the host was really reinstalled, verify " +
+                      fingerprint + " with its administrator, then `ssh-keygen -R '" + where + "' -f " +
+                      known_hosts + "` and add the new key")
+            .WithEvidence("fingerprint", fingerprint)
+            .WithEvidence("known_hosts", known_hosts);
+      case SSH_KNOWN_HOSTS_UNKNOWN:
+      case SSH_KNOWN_HOSTS_NOT_FOUND:
+        return FailedPrecondition("the host key of " + Describe() + " is not in " + known_hosts +
+                                  " (server presents " + fingerprint + "); refusing to connect")
+            .WithHint("verify the fingerprint with the host's administrator, then add it, e.g. `ssh-keyscan -p " +
+                      std::to_string(target_.port) + " " + target_.host + " >> " + known_hosts +
+                      "` or log in once with ssh and accept it")
+            .WithEvidence("fingerprint", fingerprint)
+            .WithEvidence("known_hosts", known_hosts);
+      case SSH_KNOWN_HOSTS_ERROR:
+      default:
+        return Unavailable("cannot check the host key of " + Describe() + " against " + known_hosts + ": " +
+                           SshError(session_));
+    }
+  }
+
+  Status Authenticate() {
+    std::vector<std::string> tried;
+    int rc = ssh_userauth_none(session_, nullptr);
+    if (rc == SSH_AUTH_SUCCESS) return Status::Ok();
+    if (target_.identity_file) {
+      tried.push_back("key " + target_.identity_file->string());
+      ssh_key key = nullptr;
+      if (ssh_pki_import_privkey_file(target_.identity_file->c_str(), nullptr, nullptr, nullptr, &key) != SSH_OK) {
+        return InvalidArgument("cannot read the SSH private key " + target_.identity_file->string())
+            .WithHint("give an unencrypted key file readable by parity, or use ssh-agent");
+      }
+      rc = ssh_userauth_publickey(session_, nullptr, key);
+      ssh_key_free(key);
+      if (rc == SSH_AUTH_SUCCESS) return Status::Ok();
+    } else {
+      if (std::getenv("SSH_AUTH_SOCK")) {
+        tried.push_back("ssh-agent");
+        if (ssh_userauth_agent(session_, nullptr) == SSH_AUTH_SUCCESS) return Status::Ok();
+      }
+      tried.push_back("~/.ssh/id_* keys");
+      if (ssh_userauth_publickey_auto(session_, nullptr, nullptr) == SSH_AUTH_SUCCESS) return Status::Ok();
+    }
+    if (target_.password_env) {
+      const char* password = std::getenv(target_.password_env->c_str());
+      if (!password) {
+        return InvalidArgument("the password variable " + *target_.password_env + " is not set")
+            .WithHint("export it in the environment parity runs in; passwords are never read from files");
+      }
+      tried.push_back("password from $" + *target_.password_env);
+      if (ssh_userauth_password(session_, nullptr, password) == SSH_AUTH_SUCCESS) return Status::Ok();
+    }
+    std::string list;
+    for (const auto& t : tried) list += (list.empty() ? "" : ", ") + t;
+    return Unavailable("SSH authentication to " + Describe() + " failed (tried: " + list + ")")
+        .WithHint("load a key into ssh-agent, pass identity_file, or name a password variable in password_env");
+  }
+
+  void Disconnect() {
+    if (!session_) return;
+    ssh_disconnect(session_);
+    ssh_free(session_);
+    session_ = nullptr;
+  }
+
+  SshTarget target_;
+  ssh_session session_ = nullptr;
+};
+
+}  // namespace
+
+std::string SshTarget::Describe() const {
+  std::string u = user;
+  if (u.empty()) {
+    const char* env_user = std::getenv("USER");
+    u = env_user ? env_user : "";
+  }
+  return (u.empty() ? "" : u + "@") + host + ":" + std::to_string(port);
+}
+
+std::unique_ptr<Host> MakeLocalHost() { return std::make_unique<LocalHost>(); }
+
+Result<std::unique_ptr<Host>> ConnectSsh(const SshTarget& target) {
+  if (target.host.empty()) return InvalidArgument("SSH target has no host");
+  auto host = std::make_unique<SshHost>(target);
+  PARITY_RETURN_IF_ERROR(host->Connect());
+  return std::unique_ptr<Host>(std::move(host));
+}
+
+Result<std::unique_ptr<Host>> OpenHost(const std::optional<SshTarget>& target) {
+  if (!target) return MakeLocalHost();
+  return ConnectSsh(*target);
+}
+
+}  // namespace parity::run

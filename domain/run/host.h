@@ -1,0 +1,66 @@
+// Where parity runs a command: this machine, or a host reached over SSH (libssh). Both run
+// an argv to completion under a timeout and an output cap and return support's
+// ProcessResult, so job control, environment probing and log streaming are written once.
+//
+// Over SSH the argv is shell-quoted into the exec request (the remote sshd always hands it
+// to the user's shell); the host key is checked against known_hosts before anything is
+// sent, and an unknown or changed key is refused with its SHA256 fingerprint. A password is
+// only ever read from the environment variable the caller names, and is never logged.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "support/cancel.h"
+#include "support/status.h"
+#include "support/subprocess.h"
+
+namespace parity::run {
+
+struct SshTarget {
+  std::string host;
+  std::string user;  // empty: the local user name
+  int port = 22;
+  std::optional<std::filesystem::path> identity_file;  // else the agent, then ~/.ssh/id_*
+  std::optional<std::string> password_env;             // name of a variable holding the password
+  std::optional<std::filesystem::path> known_hosts;    // default ~/.ssh/known_hosts
+  int connect_timeout_s = 15;
+
+  // "user@host:port", as recorded in the ledger's command.host.
+  std::string Describe() const;
+};
+
+struct ExecOptions {
+  std::optional<std::chrono::milliseconds> timeout = std::chrono::minutes(2);
+  size_t output_cap = 16u << 20;
+  std::map<std::string, std::string> env_set;
+  std::string stdin_data;
+  CancellationToken cancel;
+};
+
+class Host {
+ public:
+  virtual ~Host() = default;
+  // "local" or "user@host:port".
+  virtual std::string Describe() const = 0;
+  virtual bool is_local() const = 0;
+  // Runs argv to completion. An error means the command could not be run at all (could not
+  // start, connection lost); a command that ran and failed is a ProcessResult.
+  virtual Result<ProcessResult> Exec(const std::vector<std::string>& argv, const ExecOptions& options) = 0;
+  // Drops and re-establishes the connection (no-op locally); used after a lost connection.
+  virtual Status Reconnect() = 0;
+};
+
+std::unique_ptr<Host> MakeLocalHost();
+// Connects and authenticates now, so host-key and login problems surface before any work.
+Result<std::unique_ptr<Host>> ConnectSsh(const SshTarget& target);
+
+// Connects to `target` when given, otherwise returns the local host.
+Result<std::unique_ptr<Host>> OpenHost(const std::optional<SshTarget>& target);
+
+}  // namespace parity::run

@@ -1,0 +1,594 @@
+#include "domain/run/jobs.h"
+
+#include <chrono>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "domain/ledger/ledger.h"
+#include "domain/run/job_record.h"
+#include "domain/run/job_scripts.h"
+#include "domain/run/log_scan.h"
+
+namespace parity::run {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kRemoteChunk = 4u << 20;  // what kStatus returns at most per call
+
+int64_t UnixNow() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string Sanitize(const std::string& s) {
+  std::string out;
+  for (char c : s) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+  return out.empty() ? "run" : out;
+}
+
+std::string NewJobId(const JobSpec& spec) {
+  std::time_t t = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", std::gmtime(&t));
+  std::random_device rd;
+  char suffix[8];
+  std::snprintf(suffix, sizeof suffix, "%04x", static_cast<unsigned>(rd() & 0xffff));
+  std::string who = spec.phase == "gen_ckpt" ? "gen_ckpt" : Sanitize(spec.side.empty() ? "run" : spec.side);
+  return who + "-" + Sanitize(spec.config) + "-" + stamp + "-" + suffix;
+}
+
+std::string LogName(const JobSpec& spec) {
+  if (spec.phase == "gen_ckpt") return "gen_ckpt_" + Sanitize(spec.config) + "_train.log";
+  return Sanitize(spec.side.empty() ? "run" : spec.side) + "_" + Sanitize(spec.config) + "_train.log";
+}
+
+bool IsRemote(const json& job) { return job.contains("ssh") && !job["ssh"].is_null(); }
+
+std::string HostJobDir(const fs::path& report_dir, const json& job) {
+  return IsRemote(job) ? job["remote_dir"].get<std::string>() : JobDir(report_dir, job["id"]).string();
+}
+std::string HostLogArg(const fs::path& report_dir, const json& job) {
+  return IsRemote(job) ? "train.log" : (report_dir / job["log"].get<std::string>()).string();
+}
+
+// Runs a short helper command on the host; a non-zero exit is an error with evidence.
+Result<ProcessResult> RunChecked(Host& host, const std::string& what, const std::vector<std::string>& argv,
+                                 int timeout_s = 60) {
+  ExecOptions o;
+  o.timeout = std::chrono::seconds(timeout_s);
+  PARITY_ASSIGN_OR_RETURN(ProcessResult r, host.Exec(argv, o));
+  if (!r.success()) {
+    return Unavailable(what + " on " + host.Describe() + " failed: " + r.Describe())
+        .WithEvidence("command", ShellQuote(argv))
+        .WithEvidence("output", LastLines(r.out + r.err));
+  }
+  return r;
+}
+
+Result<bool> PathExists(Host& host, const std::string& path, bool directory) {
+  ExecOptions o;
+  o.timeout = std::chrono::seconds(30);
+  PARITY_ASSIGN_OR_RETURN(ProcessResult r, host.Exec({"test", directory ? "-d" : "-e", path}, o));
+  if (r.exit_code != 0 && r.exit_code != 1) {
+    return Unavailable("cannot check " + path + " on " + host.Describe() + ": " + r.Describe());
+  }
+  return r.exit_code == 0;
+}
+
+struct Poll {
+  bool exists = true;
+  std::string pid;
+  bool supervisor_alive = false, group_alive = false;
+  std::optional<int> exit_code;
+  std::optional<int64_t> finished_unix;
+  bool timed_out = false, cancel_requested = false;
+  std::string log_bytes;
+};
+
+Result<Poll> PollOnce(Host& host, const fs::path& report_dir, const json& job, int64_t offset) {
+  std::vector<std::string> argv = {"sh", "-c", kStatus, "parity-status", HostJobDir(report_dir, job),
+                                   HostLogArg(report_dir, job), std::to_string(offset),
+                                   std::to_string(job.value("supervisor_pid", 0))};
+  ExecOptions o;
+  o.timeout = std::chrono::seconds(60);
+  o.output_cap = kRemoteChunk + 65536;
+  PARITY_ASSIGN_OR_RETURN(ProcessResult r, host.Exec(argv, o));
+  size_t marker = r.out.find("@@log\n");
+  if (!r.success() || marker == std::string::npos) {
+    return Unavailable("cannot read the state of job " + job["id"].get<std::string>() + " on " + host.Describe() +
+                       ": " + r.Describe())
+        .WithEvidence("output", LastLines(r.out + r.err));
+  }
+  Poll p;
+  std::istringstream in(r.out.substr(0, marker));
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string k = line.substr(0, eq), v = line.substr(eq + 1);
+    if (k == "exists") p.exists = v == "1";
+    else if (k == "pid") p.pid = v;
+    else if (k == "supervisor_alive") p.supervisor_alive = v == "1";
+    else if (k == "group_alive") p.group_alive = v == "1";
+    else if (k == "exit_code" && !v.empty()) p.exit_code = std::atoi(v.c_str());
+    else if (k == "finished" && !v.empty()) p.finished_unix = std::atoll(v.c_str());
+    else if (k == "timed_out") p.timed_out = v == "1";
+    else if (k == "cancel_requested") p.cancel_requested = v == "1";
+  }
+  p.log_bytes = r.out.substr(marker + 6);
+  return p;
+}
+
+int64_t FileSize(const fs::path& p) {
+  std::error_code ec;
+  auto n = fs::file_size(p, ec);
+  return ec ? 0 : static_cast<int64_t>(n);
+}
+
+Status AppendFile(const fs::path& p, const std::string& bytes) {
+  std::ofstream out(p, std::ios::binary | std::ios::app);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out) return Unavailable("cannot append to " + p.string());
+  return Status::Ok();
+}
+
+// Polls; for a remote job, copies the new log bytes into the local log until caught up.
+Result<Poll> Sync(Host& host, const fs::path& report_dir, const json& job) {
+  fs::path local_log = report_dir / job["log"].get<std::string>();
+  if (!IsRemote(job)) return PollOnce(host, report_dir, job, -1);
+  while (true) {
+    PARITY_ASSIGN_OR_RETURN(Poll p, PollOnce(host, report_dir, job, FileSize(local_log)));
+    PARITY_RETURN_IF_ERROR(AppendFile(local_log, p.log_bytes));
+    if (p.log_bytes.size() < kRemoteChunk) return p;
+  }
+}
+
+LogScanner ScanLog(const fs::path& path, int64_t* offset = nullptr) {
+  LogScanner scanner;
+  std::ifstream in(path, std::ios::binary);
+  std::string buf(1u << 20, '\0');
+  int64_t total = 0;
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    std::streamsize n = in.gcount();
+    if (n <= 0) break;
+    scanner.Feed(std::string_view(buf.data(), static_cast<size_t>(n)));
+    total += n;
+  }
+  if (offset) *offset = total;
+  return scanner;
+}
+
+std::string LogTail(const fs::path& path) {
+  int64_t size = FileSize(path);
+  std::ifstream in(path, std::ios::binary);
+  int64_t from = std::max<int64_t>(0, size - 16384);
+  in.seekg(from);
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return LastLines(data, 30, 4096);
+}
+
+// The view every call returns; `scanner` describes the log as read so far.
+json View(const fs::path& report_dir, const json& job, const LogScanner& scanner, const std::string& status) {
+  json scan = scanner.ToJson();
+  json v = {{"id", job["id"]},
+            {"status", status},
+            {"phase", job["phase"]},
+            {"side", job["side"]},
+            {"config", job["config"]},
+            {"launcher", job["launcher"]},
+            {"host", job["host"]},
+            {"command", job["command"]},
+            {"log", job["log"]},
+            {"log_path", (report_dir / job["log"].get<std::string>()).string()},
+            {"started", job["started"]},
+            {"steps", {{"expected", job["expected_steps"]}, {"last", scan["last_step"]}, {"lines", scan["step_lines"]}}},
+            {"latest_loss", scan["latest_loss"]},
+            {"latest_grad_norm", scan["latest_grad_norm"]},
+            {"nan_inf", scan["nan_inf"]},
+            {"findings", scan["findings"]},
+            {"ledger_entry", job.value("ledger_entry", json(nullptr))},
+            {"notes", job.value("notes", json::array())}};
+  if (job.contains("checkpoint_dir") && !job["checkpoint_dir"].get<std::string>().empty()) {
+    v["checkpoint"] = job["checkpoint_dir"];
+  }
+  if (job.contains("final")) {
+    for (auto it = job["final"].begin(); it != job["final"].end(); ++it) v[it.key()] = it.value();
+  } else {
+    v["message"] = scan["last_step"].is_null() ? "running, no step line yet"
+                                                : "running: step " + scan["last_step"].dump() +
+                                                      (job["expected_steps"].is_null() ? "" : " of " + job["expected_steps"].dump());
+  }
+  return v;
+}
+
+// Decides how a finished job went, moves the initial checkpoint, records the outcome.
+Result<json> Finalize(Host& host, const fs::path& report_dir, json job, const Poll& poll) {
+  fs::path log = report_dir / job["log"].get<std::string>();
+  LogScanner scanner = ScanLog(log);
+  scanner.Flush();
+  std::string status = "ok";
+  std::vector<std::string> reasons;
+  json exit_code = poll.exit_code ? json(*poll.exit_code) : json(nullptr);
+  json signal = nullptr;
+  if (poll.exit_code && *poll.exit_code > 128 && *poll.exit_code <= 128 + 64) signal = *poll.exit_code - 128;
+  if (!poll.exit_code) {
+    status = "lost";
+    reasons.push_back(poll.exists ? "the supervisor ended without recording an exit status (killed, or the host rebooted)"
+                                  : "the job directory is gone from the host");
+  } else if (poll.cancel_requested) {
+    status = "cancelled";
+    reasons.push_back("cancelled on request");
+  } else if (poll.timed_out) {
+    status = "timeout";
+    reasons.push_back("ran past its timeout of " + std::to_string(job.value("timeout_s", 0)) + " s and was killed");
+  } else if (*poll.exit_code != 0) {
+    status = "failed";
+    reasons.push_back(signal.is_null() ? "exit code " + std::to_string(*poll.exit_code)
+                                       : "killed by signal " + signal.dump() + " (exit status " +
+                                             std::to_string(*poll.exit_code) + ")");
+  }
+  if (!scanner.findings().empty()) {
+    if (status == "ok") status = "failed";
+    std::string kinds;
+    for (const auto& f : scanner.findings()) {
+      if (kinds.find(f.kind) == std::string::npos) kinds += (kinds.empty() ? "" : ", ") + f.kind;
+    }
+    reasons.push_back(std::to_string(scanner.findings().size()) + " error line(s) in the log (" + kinds + ")");
+  }
+  if (!scanner.nan_inf().empty()) {
+    if (status == "ok") status = "failed";
+    reasons.push_back("NaN/Inf at step " + scanner.nan_inf()[0]["step"].dump());
+  }
+  if (!job["expected_steps"].is_null()) {
+    int64_t expected = job["expected_steps"].get<int64_t>();
+    int64_t last = scanner.last_step().value_or(0);
+    if (last < expected) {
+      if (status == "ok") status = "failed";
+      reasons.push_back("ran " + std::to_string(last) + " of " + std::to_string(expected) + " steps");
+    }
+  }
+  json checkpoint = nullptr;
+  if (status == "ok" && job.contains("checkpoint_to_move") && !job["checkpoint_to_move"].is_null()) {
+    std::string from = job["command"]["cwd"].get<std::string>() + "/" + job["checkpoint_to_move"].get<std::string>();
+    std::string to = job["checkpoint_dir"].get<std::string>();
+    auto moved = RunChecked(host, "moving the initial checkpoint", {"sh", "-c", kMoveDir, "parity-move", from, to});
+    if (!moved.ok()) {
+      status = "failed";
+      reasons.push_back("the checkpoint " + from + " could not be moved to " + to + ": " +
+                        LastLines(moved.status().message() + " " +
+                                  (moved.status().evidence().empty() ? "" : moved.status().evidence().back().value), 5));
+    } else {
+      checkpoint = to;
+    }
+  }
+  int64_t finished = poll.finished_unix.value_or(UnixNow());
+  std::string message;
+  if (status == "ok") {
+    message = (scanner.last_step() ? std::to_string(*scanner.last_step()) + " steps" : std::string("finished")) +
+              ", exit code 0, no error in the log";
+  } else {
+    for (const auto& r : reasons) message += (message.empty() ? "" : "; ") + r;
+  }
+  json final = {{"status", status},
+                {"exit_code", exit_code},
+                {"signal", signal},
+                {"timed_out", poll.timed_out},
+                {"finished", finished},
+                {"duration_s", finished - job.value("started_unix", finished)},
+                {"message", message}};
+  if (!checkpoint.is_null()) final["checkpoint"] = checkpoint;
+  if (status != "ok") final["log_tail"] = LogTail(log);
+  job["final"] = final;
+  PARITY_RETURN_IF_ERROR(SaveJob(report_dir, job));
+
+  if (!job.value("ledger_entry", "").empty()) {
+    json outcome = {{"status", status == "lost" ? "failed" : status},
+                    {"exit_code", exit_code},
+                    {"signal", signal},
+                    {"duration_s", final["duration_s"]},
+                    {"message", message},
+                    {"steps", scanner.last_step() ? json(*scanner.last_step()) : json(nullptr)},
+                    {"findings", scanner.ToJson()["findings"]},
+                    {"nan_inf", scanner.nan_inf()}};
+    json outputs = {{"log", job["log"]}};
+    if (!checkpoint.is_null()) {
+      fs::path c(checkpoint.get<std::string>());
+      auto rel = c.lexically_relative(report_dir);
+      outputs["checkpoint"] = (!IsRemote(job) && !rel.empty() && rel.native().rfind("..", 0) != 0) ? rel.string()
+                                                                                                   : c.string();
+    }
+    PARITY_RETURN_IF_ERROR(ledger::Update(report_dir, job["ledger_entry"], {{"outcome", outcome}, {"outputs", outputs}}));
+  }
+  return View(report_dir, job, scanner, status);
+}
+
+Result<std::unique_ptr<Host>> HostFor(const json& job) {
+  PARITY_ASSIGN_OR_RETURN(auto target, SshTargetOf(job));
+  return OpenHost(target);
+}
+
+// One poll under the job lock, judging the job when it has ended.
+Result<json> Refresh(Host& host, const fs::path& report_dir, const std::string& id) {
+  PARITY_ASSIGN_OR_RETURN(JobLock lock, JobLock::Acquire(JobDir(report_dir, id)));
+  PARITY_ASSIGN_OR_RETURN(json job, LoadJob(report_dir, id));
+  fs::path log = report_dir / job["log"].get<std::string>();
+  if (job.contains("final")) return View(report_dir, job, ScanLog(log), job["final"]["status"]);
+  PARITY_ASSIGN_OR_RETURN(Poll p, Sync(host, report_dir, job));
+  bool starting = !p.exit_code && !p.supervisor_alive && !p.group_alive && p.exists &&
+                  UnixNow() - job.value("started_unix", int64_t{0}) < 30 && p.pid.empty();
+  if (p.exit_code || (!p.supervisor_alive && !p.group_alive && !starting)) return Finalize(host, report_dir, job, p);
+  return View(report_dir, job, ScanLog(log), "running");
+}
+
+}  // namespace
+
+Result<json> StartJob(Host& host, const fs::path& report_dir_in, const JobSpec& spec) {
+  fs::path report_dir = fs::absolute(report_dir_in).lexically_normal();
+  if (spec.argv.empty()) return InvalidArgument("nothing to run: the command is empty");
+  if (spec.cwd.empty() || spec.cwd[0] != '/') {
+    return InvalidArgument("arguments.worktree: must be an absolute path, got \"" + spec.cwd + "\"");
+  }
+  PARITY_ASSIGN_OR_RETURN(bool cwd_ok, PathExists(host, spec.cwd, true));
+  if (!cwd_ok) return NotFound("arguments.worktree: " + spec.cwd + " is not a directory on " + host.Describe());
+
+  // The skill's checkpoint traps, checked before anything runs.
+  if (spec.phase == "gen_ckpt" && !spec.checkpoint_dir.empty()) {
+    PARITY_ASSIGN_OR_RETURN(bool exists, PathExists(host, spec.checkpoint_dir, false));
+    if (exists) {
+      return FailedPrecondition("the initial checkpoint " + spec.checkpoint_dir + " already exists on " + host.Describe())
+          .WithHint("load it (phase train), or remove it yourself to generate a new one; parity does not overwrite it");
+    }
+  }
+  if (spec.phase == "train" && !spec.checkpoint_dir.empty()) {
+    PARITY_ASSIGN_OR_RETURN(bool exists, PathExists(host, spec.checkpoint_dir, true));
+    if (!exists) {
+      return NotFound("the checkpoint to load, " + spec.checkpoint_dir + ", does not exist on " + host.Describe())
+          .WithHint("generate it first (phase gen_ckpt with the same config), or pass the right checkpoint_dir; "
+                    "torchtitan would otherwise fail late or train from random weights");
+    }
+  }
+
+  std::error_code ec;
+  fs::create_directories(JobsDir(report_dir), ec);
+  if (ec) return Unavailable("cannot create " + JobsDir(report_dir).string() + ": " + ec.message());
+  std::string log = LogName(spec);
+  fs::path log_path = report_dir / log;
+  for (const std::string& other : JobIds(report_dir)) {
+    auto o = LoadJob(report_dir, other);
+    if (!o.ok() || o->contains("final") || o->value("log", "") != log) continue;
+    auto view = JobStatus(report_dir, other, IsRemote(*o) ? nullptr : &host);
+    if (view.ok() && (*view)["status"] == "running") {
+      return FailedPrecondition("job " + other + " is still running and writing " + log)
+          .WithHint("wait for it or cancel it first");
+    }
+  }
+  json replaced = nullptr;
+  if (fs::exists(log_path)) {  // keep the previous run's log, as a rerun must not erase evidence
+    auto mtime = std::chrono::file_clock::to_sys(fs::last_write_time(log_path));
+    std::time_t t = std::chrono::system_clock::to_time_t(mtime);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", std::gmtime(&t));
+    fs::path old = log_path;
+    old.replace_extension(std::string(".") + stamp + ".log");
+    fs::rename(log_path, old, ec);
+    if (ec) return Unavailable("cannot move the previous log " + log_path.string() + " aside: " + ec.message());
+    replaced = old.filename().string();
+  }
+
+  json cleared = nullptr;
+  if (spec.clear_checkpoint_folder && (spec.phase == "gen_ckpt" || !spec.checkpoint_dir.empty())) {
+    // torchtitan ignores initial_load_path when its checkpoint folder is not empty, and a
+    // stale step-1 would be moved as the new initial checkpoint: the skill's rm -rf.
+    std::string folder = spec.cwd + "/" + spec.dump_folder + "/checkpoint";
+    PARITY_RETURN_IF_ERROR(RunChecked(host, "clearing " + folder, {"rm", "-rf", "--", folder}).status());
+    cleared = folder;
+  }
+
+  ledger::Command command{spec.argv, spec.cwd, spec.env, host.Describe()};
+  json git = {{"worktree", spec.cwd}};
+  {
+    ExecOptions o;
+    o.timeout = std::chrono::seconds(30);
+    auto head = host.Exec({"git", "-C", spec.cwd, "rev-parse", "HEAD"}, o);
+    if (head.ok() && head->success()) {
+      std::string c = head->out.substr(0, head->out.find('\n'));
+      git["commit"] = c;
+      auto dirty = host.Exec({"git", "-C", spec.cwd, "status", "--porcelain", "--untracked-files=no"}, o);
+      if (dirty.ok() && dirty->success()) git["dirty"] = !dirty->out.empty();
+    } else {
+      git["commit"] = nullptr;
+      git["error"] = head.ok() ? LastLines(head->err, 3) : head.status().message();
+    }
+  }
+
+  std::string id = NewJobId(spec);
+  json job = {{"schema", kJobSchema},
+              {"id", id},
+              {"tool", "run_training"},
+              {"phase", spec.phase},
+              {"side", spec.side.empty() ? json(nullptr) : json(spec.side)},
+              {"config", spec.config},
+              {"launcher", spec.launcher},
+              {"host", host.Describe()},
+              {"ssh", spec.ssh ? ToJson(*spec.ssh) : json(nullptr)},
+              {"command", {{"argv", spec.argv}, {"cwd", spec.cwd}, {"env", spec.env}}},
+              {"log", log},
+              {"started", ledger::NowUtc()},
+              {"started_unix", UnixNow()},
+              {"timeout_s", spec.timeout_s},
+              {"expected_steps", spec.expected_steps ? json(*spec.expected_steps) : json(nullptr)},
+              {"checkpoint_dir", spec.checkpoint_dir},
+              {"checkpoint_to_move", spec.checkpoint_to_move ? json(*spec.checkpoint_to_move) : json(nullptr)},
+              {"git", git},
+              {"notes", spec.notes}};
+  if (spec.ssh) job["remote_dir"] = spec.remote_job_root + "/" + id;
+
+  ledger::Entry entry;
+  entry.tool = "run_training";
+  entry.action = spec.phase == "gen_ckpt" ? "gen_ckpt" : "train";
+  if (!spec.side.empty()) entry.side = spec.side;
+  if (!spec.config.empty()) entry.config = spec.config;
+  entry.command = command;
+  entry.git = git;
+  entry.inputs = spec.inputs;
+  entry.inputs["job_id"] = id;
+  if (!cleared.is_null()) entry.inputs["cleared_checkpoint_folder"] = cleared;
+  if (!replaced.is_null()) entry.inputs["previous_log_kept_as"] = replaced;
+  entry.outputs = {{"log", log}};
+  entry.outcome = {{"status", "running"}};
+  entry.environment = spec.environment;
+  PARITY_ASSIGN_OR_RETURN(std::string entry_id, ledger::Append(report_dir, entry));
+  job["ledger_entry"] = entry_id;
+  PARITY_RETURN_IF_ERROR(SaveJob(report_dir, job));
+
+  std::vector<std::string> argv = {"bash", "-c", kLauncher, "parity-launch", kSupervisor, HostJobDir(report_dir, job),
+                                   HostLogArg(report_dir, job), std::to_string(spec.timeout_s), spec.cwd, "--"};
+  if (!spec.env.empty()) {
+    argv.push_back("env");
+    for (const auto& [k, v] : spec.env) argv.push_back(k + "=" + v);
+  }
+  argv.insert(argv.end(), spec.argv.begin(), spec.argv.end());
+  auto launched = RunChecked(host, "starting the training", argv);
+  int supervisor = launched.ok() ? std::atoi(launched->out.c_str()) : 0;
+  if (!launched.ok() || supervisor <= 0) {
+    Status failure = launched.ok() ? Unavailable("the launcher printed no supervisor pid")
+                                         .WithEvidence("output", LastLines(launched->out + launched->err))
+                                   : launched.status();
+    job["final"] = {{"status", "failed"}, {"message", failure.message()}, {"exit_code", nullptr}, {"signal", nullptr}};
+    (void)SaveJob(report_dir, job);
+    (void)ledger::Update(report_dir, entry_id, {{"outcome", {{"status", "failed"}, {"message", failure.message()}}}});
+    return failure;
+  }
+  job["supervisor_pid"] = supervisor;
+  PARITY_RETURN_IF_ERROR(SaveJob(report_dir, job));
+  return View(report_dir, job, LogScanner(), "running");
+}
+
+Result<json> JobStatus(const fs::path& report_dir_in, const std::string& id, Host* host) {
+  fs::path report_dir = fs::absolute(report_dir_in).lexically_normal();
+  PARITY_ASSIGN_OR_RETURN(json job, LoadJob(report_dir, id));
+  if (job.contains("final")) return View(report_dir, job, ScanLog(report_dir / job["log"].get<std::string>()), job["final"]["status"]);
+  std::unique_ptr<Host> owned;
+  if (!host) {
+    PARITY_ASSIGN_OR_RETURN(owned, HostFor(job));
+    host = owned.get();
+  }
+  return Refresh(*host, report_dir, id);
+}
+
+Result<json> WaitJob(const fs::path& report_dir_in, const std::string& id, const WaitOptions& options, Host* host) {
+  fs::path report_dir = fs::absolute(report_dir_in).lexically_normal();
+  PARITY_ASSIGN_OR_RETURN(json job, LoadJob(report_dir, id));
+  std::unique_ptr<Host> owned;
+  if (!host && !job.contains("final")) {
+    PARITY_ASSIGN_OR_RETURN(owned, HostFor(job));
+    host = owned.get();
+  }
+  auto start = std::chrono::steady_clock::now();
+  int64_t reported = -1;
+  int reconnects = 0;
+  while (true) {
+    Result<json> view = host ? Refresh(*host, report_dir, id) : JobStatus(report_dir, id);
+    if (!view.ok()) {
+      // A lost SSH connection does not stop the remote job: reconnect and keep following it.
+      if (host && !host->is_local() && view.status().kind() == ErrorKind::kUnavailable && reconnects < 5) {
+        ++reconnects;
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        (void)host->Reconnect();
+        continue;
+      }
+      return std::move(view).take_status().Context("following job " + id);
+    }
+    json v = std::move(view).value();
+    if (!v["steps"]["last"].is_null() && options.on_progress) {
+      int64_t step = v["steps"]["last"].get<int64_t>();
+      if (step > reported) {
+        reported = step;
+        Progress p;
+        p.step = step;
+        if (!v["steps"]["expected"].is_null()) p.total = v["steps"]["expected"].get<int64_t>();
+        p.message = "step " + std::to_string(step) + (p.total ? "/" + std::to_string(*p.total) : "") +
+                    (v["latest_loss"].is_null() ? "" : ", loss " + v["latest_loss"].get<std::string>());
+        options.on_progress(p);
+      }
+    }
+    if (v["status"] != "running") {
+      v["reconnects"] = reconnects;
+      return v;
+    }
+    if (options.cancel.cancelled()) {
+      if (options.cancel_job_on_cancel) return CancelJob(report_dir, id, host);
+      v["message"] = "stopped waiting (request cancelled); the job keeps running";
+      return v;
+    }
+    if (options.max_wait_s > 0 &&
+        std::chrono::steady_clock::now() - start > std::chrono::seconds(options.max_wait_s)) {
+      v["message"] = v["message"].get<std::string>() + " (still running after waiting " +
+                     std::to_string(options.max_wait_s) + " s; call wait or status again)";
+      return v;
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(options.poll_interval_s));
+  }
+}
+
+Result<json> CancelJob(const fs::path& report_dir_in, const std::string& id, Host* host) {
+  fs::path report_dir = fs::absolute(report_dir_in).lexically_normal();
+  PARITY_ASSIGN_OR_RETURN(json job, LoadJob(report_dir, id));
+  if (job.contains("final")) return JobStatus(report_dir, id, host);
+  std::unique_ptr<Host> owned;
+  if (!host) {
+    PARITY_ASSIGN_OR_RETURN(owned, HostFor(job));
+    host = owned.get();
+  }
+  PARITY_RETURN_IF_ERROR(
+      RunChecked(*host, "cancelling job " + id, {"sh", "-c", kCancel, "parity-cancel", HostJobDir(report_dir, job), "10"}, 90)
+          .status());
+  return Refresh(*host, report_dir, id);
+}
+
+Result<json> ListJobs(const fs::path& report_dir_in) {
+  fs::path report_dir = fs::absolute(report_dir_in).lexically_normal();
+  json jobs = json::array();
+  for (const std::string& id : JobIds(report_dir)) {
+    auto v = JobStatus(report_dir, id);
+    if (v.ok()) {
+      jobs.push_back(*v);
+    } else {
+      jobs.push_back({{"id", id}, {"status", "unknown"}, {"message", v.status().message()}});
+    }
+  }
+  return jobs;
+}
+
+Status JobFailure(const json& v) {
+  std::string status = v.value("status", "failed");
+  Status s(status == "cancelled" ? ErrorKind::kCancelled
+           : status == "timeout" ? ErrorKind::kDeadlineExceeded
+                                 : ErrorKind::kUnavailable,
+           "training job " + v.value("id", "") + " " + status + ": " + v.value("message", ""));
+  s.WithEvidence("job_id", v.value("id", ""));
+  s.WithEvidence("command", ShellQuote(v["command"]["argv"].get<std::vector<std::string>>()));
+  s.WithEvidence("cwd", v["command"].value("cwd", ""));
+  s.WithEvidence("host", v.value("host", ""));
+  if (!v.value("exit_code", json()).is_null()) s.WithEvidence("exit_code", v["exit_code"].dump());
+  if (!v.value("signal", json()).is_null()) s.WithEvidence("signal", v["signal"].dump());
+  s.WithEvidence("log", v.value("log_path", ""));
+  if (!v["findings"].empty()) {
+    std::string lines;
+    for (const auto& f : v["findings"]) {
+      lines += f["kind"].get<std::string>() + " (line " + f["line"].dump() + "): " + f["text"].get<std::string>() + "\n";
+    }
+    s.WithEvidence("findings", lines);
+  }
+  if (!v["nan_inf"].empty()) s.WithEvidence("nan_inf", v["nan_inf"].dump());
+  if (v.contains("log_tail")) s.WithEvidence("log_tail", v["log_tail"].get<std::string>());
+  s.WithHint("read the findings and the log tail; fix the cause and run again (parity does not retry or work around "
+             "failures)");
+  return s;
+}
+
+}  // namespace parity::run
