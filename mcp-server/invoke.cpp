@@ -25,7 +25,8 @@ Result<json> ResolveAnswers(const InvokeInputs& in, const StateSigner& signer) {
     if (carried.is_object()) {
       for (auto& [k, v] : carried.items()) answers[k] = v;
     }
-    for (auto& [k, v] : c.value("answers", json::object()).items()) answers[k] = v;
+    const json given = c.value("answers", json::object());  // a named copy: items() must not outlive it
+    for (auto& [k, v] : given.items()) answers[k] = v;
   }
   return answers;
 }
