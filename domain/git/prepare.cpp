@@ -296,8 +296,10 @@ Result<PrepareOutcome> PrepareWorktrees(git_repository* repo, const PrepareReque
     e.inputs = {{"ref", c.ref}, {"path", w->path.string()},
                 {"equivalent_command", json::array({"git", "worktree", "add", "--detach", w->path.string(), c.commit})}};
     e.outcome = {{"status", "ok"}, {"message", "worktree at " + c.commit.substr(0, 12) + " (" + c.ref + "), HEAD detached"}};
-    PARITY_ASSIGN_OR_RETURN(auto id, ledger::Append(req.report_dir, e));
-    out.ledger_entries.push_back(id);
+    auto id = ledger::Append(req.report_dir, e);
+    // Worktrees the ledger does not know of would be invisible to reproduce: undo them.
+    if (!id.ok()) return rollback(std::move(id).take_status().Context("recording in the ledger"));
+    out.ledger_entries.push_back(*id);
   }
   if (!out.copied.empty()) {
     ledger::Entry e = NewEntry("infra_copy");
@@ -315,8 +317,10 @@ Result<PrepareOutcome> PrepareWorktrees(git_repository* repo, const PrepareReque
       e.outputs = {{"infra_tarball", kTarballName}};
     }
     e.outcome = {{"status", "ok"}, {"message", std::to_string(out.copied.size()) + " file(s) copied"}};
-    PARITY_ASSIGN_OR_RETURN(auto id, ledger::Append(req.report_dir, e));
-    out.ledger_entries.push_back(id);
+    auto id = ledger::Append(req.report_dir, e);
+    // Worktrees the ledger does not know of would be invisible to reproduce: undo them.
+    if (!id.ok()) return rollback(std::move(id).take_status().Context("recording in the ledger"));
+    out.ledger_entries.push_back(*id);
   }
   return out;
 }

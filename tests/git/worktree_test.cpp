@@ -156,6 +156,19 @@ TEST_F(WorktreeTest, VanishedClassBFileIsRefusedBeforeAnythingIsCreated) {
   EXPECT_FALSE(fs::exists(Candidate()));
 }
 
+TEST_F(WorktreeTest, CancelledRequestCreatesNothing) {
+  CancellationSource source;
+  source.Cancel();
+  PrepareRequest req = Request();
+  req.cancel = source.token();
+  auto prepared = PrepareWorktrees(repo_.get(), req);
+  ASSERT_FALSE(prepared.ok());
+  EXPECT_EQ(prepared.status().kind(), ErrorKind::kCancelled);
+  EXPECT_FALSE(fs::exists(Baseline()));
+  EXPECT_FALSE(fs::exists(Candidate()));
+  EXPECT_TRUE(ListWorktrees(repo_.get())->empty());
+}
+
 TEST_F(WorktreeTest, ClassesAreValidatedPerFile) {
   PrepareRequest req = Request();
   req.classes["notes.txt"] = "A";  // an untracked file cannot be the committed change under test
