@@ -48,7 +48,7 @@ wait "$c"; rc=$?
 echo "$rc" > "$d/exit_code.tmp" && mv -f "$d/exit_code.tmp" "$d/exit_code"
 )SH";
 
-// sh -c kStatus parity-status <job dir> <log> <offset> <supervisor pid from the launcher>
+// bash -c kStatus parity-status <job dir> <log> <offset> <supervisor pid from the launcher>
 // key=value lines, then "@@log" and the log from byte <offset> (at most 4 MiB). The exit
 // code is read before the log, so once it is there the log bytes that follow are complete.
 // A negative offset skips the log (a local job's log is read directly).
@@ -69,7 +69,7 @@ echo "@@log"
 exit 0
 )SH";
 
-// sh -c kCancel parity-cancel <job dir> <grace_s>
+// bash -c kCancel parity-cancel <job dir> <grace_s>
 // SIGTERM to the training's process group, SIGKILL after the grace period.
 inline constexpr const char* kCancel = R"SH(
 d=$1; grace=$2
@@ -85,7 +85,7 @@ while [ "$i" -lt 10 ]; do [ -e "$d/exit_code" ] && exit 0; sleep 1; i=$((i + 1))
 exit 0
 )SH";
 
-// sh -c kMoveDir parity-move <from> <to>: renames a directory, creating the parent of <to>.
+// bash -c kMoveDir parity-move <from> <to>: renames a directory, creating the parent of <to>.
 inline constexpr const char* kMoveDir = R"SH(
 [ -d "$1" ] || { echo "$1 does not exist" >&2; ls -la "$(dirname -- "$1")" >&2 2>/dev/null; exit 4; }
 [ -e "$2" ] && { echo "$2 already exists" >&2; exit 5; }

@@ -89,7 +89,7 @@ struct Poll {
 };
 
 Result<Poll> PollOnce(Host& host, const fs::path& report_dir, const json& job, int64_t offset) {
-  std::vector<std::string> argv = {"sh", "-c", kStatus, "parity-status", HostJobDir(report_dir, job),
+  std::vector<std::string> argv = {"bash", "-c", kStatus, "parity-status", HostJobDir(report_dir, job),
                                    HostLogArg(report_dir, job), std::to_string(offset),
                                    std::to_string(job.value("supervisor_pid", 0))};
   ExecOptions o;
@@ -255,7 +255,7 @@ Result<json> Finalize(Host& host, const fs::path& report_dir, json job, const Po
   if (status == "ok" && job.contains("checkpoint_to_move") && !job["checkpoint_to_move"].is_null()) {
     std::string from = job["command"]["cwd"].get<std::string>() + "/" + job["checkpoint_to_move"].get<std::string>();
     std::string to = job["checkpoint_dir"].get<std::string>();
-    auto moved = RunChecked(host, "moving the initial checkpoint", {"sh", "-c", kMoveDir, "parity-move", from, to});
+    auto moved = RunChecked(host, "moving the initial checkpoint", {"bash", "-c", kMoveDir, "parity-move", from, to});
     if (!moved.ok()) {
       status = "failed";
       reasons.push_back("the checkpoint " + from + " could not be moved to " + to + ": " +
@@ -545,7 +545,7 @@ Result<json> CancelJob(const fs::path& report_dir_in, const std::string& id, Hos
     host = owned.get();
   }
   PARITY_RETURN_IF_ERROR(
-      RunChecked(*host, "cancelling job " + id, {"sh", "-c", kCancel, "parity-cancel", HostJobDir(report_dir, job), "10"}, 90)
+      RunChecked(*host, "cancelling job " + id, {"bash", "-c", kCancel, "parity-cancel", HostJobDir(report_dir, job), "10"}, 90)
           .status());
   return Refresh(*host, report_dir, id);
 }

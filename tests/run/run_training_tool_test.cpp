@@ -1,0 +1,107 @@
+// run_training through its MCP adapter with the real toy trainer: argument errors name
+// their JSON path, progress reaches the client, a failed run is an isError result that
+// still carries the job, and status/list work by id.
+#include "tools/run_training/run_training.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/env/fake_context.h"
+#include "tests/run/toy_repo.h"
+
+namespace parity::tools {
+namespace {
+
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+
+class RunTrainingToolTest : public ::testing::Test {
+ protected:
+  RunTrainingToolTest() : ctx_(toy_.report()) {}
+  mcp::ToolResult Call(const json& args) { return MakeRunTrainingTool().handler(args, ctx_); }
+  json Base() {
+    return {{"worktree", toy_.repo().string()}, {"model", "toy"}, {"config", "toy_small"},
+            {"dataset_path", "data/corpus.txt"}, {"probe_env", false}};
+  }
+  testing::ToyRepo toy_;
+  testing::FakeContext ctx_;
+};
+
+TEST_F(RunTrainingToolTest, DeclaresTaskSupport) {
+  EXPECT_EQ(MakeRunTrainingTool().spec.task_support, mcp::TaskSupport::kOptional);
+}
+
+TEST_F(RunTrainingToolTest, ArgumentErrorsNameThePath) {
+  json a = Base();
+  a["steps"] = "ten";
+  EXPECT_THAT(Call(a).structured["error"]["message"].get<std::string>(), HasSubstr("arguments.steps: expected integer"));
+  a = Base();
+  EXPECT_THAT(Call(a).structured["error"]["message"].get<std::string>(), HasSubstr("arguments.side"));
+  a["side"] = "baseline";
+  a["extra_args"] = {"--debug.deterministic_warn_only"};
+  auto r = Call(a);
+  ASSERT_TRUE(r.is_error);
+  EXPECT_THAT(r.structured["error"]["message"].get<std::string>(), HasSubstr("refused"));
+  EXPECT_THAT(Call({{"action", "status"}}).structured["error"]["message"].get<std::string>(), HasSubstr("arguments.job_id"));
+  EXPECT_EQ(Call({{"action", "status"}, {"job_id", "nope"}}).structured["error"]["kind"], "not found");
+}
+
+TEST_F(RunTrainingToolTest, GenCkptThenTrainWithProgressAndFingerprint) {
+  json gen = Base();
+  gen["phase"] = "gen_ckpt";
+  gen["probe_env"] = true;
+  auto g = Call(gen);
+  ASSERT_FALSE(g.is_error) << g.content.dump();
+  EXPECT_EQ(g.structured["job"]["status"], "ok");
+  EXPECT_EQ(g.structured["environment"]["sha256"].get<std::string>().size(), 64u);
+
+  json train = Base();
+  train["side"] = "baseline";
+  train["steps"] = 4;
+  auto t = Call(train);
+  ASSERT_FALSE(t.is_error) << t.content.dump();
+  const json& job = t.structured["job"];
+  EXPECT_EQ(job["status"], "ok");
+  EXPECT_EQ(job["log"], "baseline_toy_small_train.log");
+  EXPECT_EQ(job["command"]["argv"][7], "--debug.seed=42");
+  auto progress = ctx_.progress();
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.back().done, 4);
+  EXPECT_EQ(progress.back().total, 4);
+
+  auto status = Call({{"action", "status"}, {"job_id", job["id"]}});
+  EXPECT_EQ(status.structured["job"]["status"], "ok");
+  auto list = Call({{"action", "list"}});
+  EXPECT_EQ(list.structured["jobs"].size(), 2u);
+}
+
+TEST_F(RunTrainingToolTest, FailedRunIsAnErrorWithTheJob) {
+  json a = Base();
+  a["side"] = "candidate";
+  a["launcher"] = "argv";
+  a["argv"] = {"sh", "-c", "echo 'Traceback (most recent call last):'; echo 'RuntimeError: boom'; exit 1"};
+  auto r = Call(a);
+  ASSERT_TRUE(r.is_error);
+  EXPECT_EQ(r.structured["job"]["status"], "failed");
+  EXPECT_EQ(r.structured["job"]["exit_code"], 1);
+  std::string text = r.content[0]["text"].get<std::string>();
+  EXPECT_THAT(text, HasSubstr("exit code 1"));
+  EXPECT_THAT(text, HasSubstr("RuntimeError: boom"));
+}
+
+TEST_F(RunTrainingToolTest, StartWithoutWaitReturnsAtOnceThenWaitFinishes) {
+  json a = Base();
+  a["side"] = "candidate";
+  a["launcher"] = "argv";
+  a["argv"] = {"sh", "-c", "sleep 1; echo 'step:  1  loss:  1.0'"};
+  a["wait"] = false;
+  auto r = Call(a);
+  ASSERT_FALSE(r.is_error) << r.content.dump();
+  EXPECT_EQ(r.structured["job"]["status"], "running");
+  auto w = Call({{"action", "wait"}, {"job_id", r.structured["job"]["id"]}});
+  ASSERT_FALSE(w.is_error) << w.content.dump();
+  EXPECT_EQ(w.structured["job"]["status"], "ok");
+}
+
+}  // namespace
+}  // namespace parity::tools
