@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/install_command.h"
 #include "support/version.h"
 
 namespace {
@@ -14,6 +15,8 @@ constexpr const char* kUsage =
     "  tools                                     every tool with its schemas, as JSON\n"
     "  call TOOL 'JSON' [--answers FILE.json] [--report-dir DIR]\n"
     "                                            run one tool in-process; structured result on stdout\n"
+    "  install (--claude-code [--scope user|project|local] | --claude-desktop) [--print]\n"
+    "                                            register parity and its skills with an assistant\n"
     "  --version\n";
 
 }  // namespace
@@ -37,6 +40,7 @@ int main(int argc, char** argv) {
   if (command == "tools") return parity::cli::ToolsCommand(rest);
   if (command == "call") return parity::cli::CallCommand(rest);
   if (command == "serve") return parity::cli::ServeCommand(rest);
+  if (command == "install") return parity::cli::InstallCommand(rest);
   std::fprintf(stderr, "parity: unknown command \"%s\"\n%s", command.c_str(), kUsage);
   return parity::cli::kExitUsage;
 }
