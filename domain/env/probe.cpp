@@ -109,7 +109,7 @@ Result<json> Probe(run::Host& host, const ProbeOptions& options) {
   std::vector<std::pair<std::string, std::string>> files;
   for (auto& [name, body] : Sections(r.out)) {
     if (name.rfind("file ", 0) == 0) files.emplace_back(name.substr(5), body);
-    else raw[name] = TrimNewlines(body);
+    else raw[name] = Cap(TrimNewlines(body));
   }
   if (!raw.contains("end")) {
     return Unavailable("the environment probe on " + host.Describe() + " stopped early (exit " +

@@ -38,6 +38,9 @@ TEST_F(RunTrainingToolTest, ArgumentErrorsNameThePath) {
   a = Base();
   EXPECT_THAT(Call(a).structured["error"]["message"].get<std::string>(), HasSubstr("arguments.side"));
   a["side"] = "baseline";
+  a["config"] = "../escape";
+  EXPECT_THAT(Call(a).structured["error"]["message"].get<std::string>(), HasSubstr("arguments.config"));
+  a["config"] = "toy_small";
   a["extra_args"] = {"--debug.deterministic_warn_only"};
   auto r = Call(a);
   ASSERT_TRUE(r.is_error);

@@ -16,6 +16,9 @@ using json = nlohmann::json;
 
 namespace {
 
+// config names a log and a checkpoint directory, so it must be one plain path component.
+constexpr const char* kNameChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+-";
+
 struct Params {
   std::string action = "start";
   std::optional<std::string> job_id, report_dir, worktree, checkpoint_dir, python;
@@ -56,6 +59,10 @@ Result<Params> Decode(const json& arguments) {
     if (!p.worktree) r.Fail(r.Child("worktree"), "required to start a training (the directory it runs in)");
     else if (l.phase == "train" && l.side.empty()) r.Fail(r.Child("side"), "required for phase train (baseline or candidate)");
     else if (l.config.empty()) r.Fail(r.Child("config"), "required: it names the log and the initial checkpoint");
+    else if (l.config.find_first_not_of(kNameChars) != std::string::npos || l.config[0] == '.') {
+      r.Fail(r.Child("config"), "\"" + l.config + "\" is not a config name (letters, digits, _ . + -); pass a config "
+             "file through extra_args and name the case here");
+    }
   }
   for (const auto& [k, v] : p.env) {
     if (r.ok() && (k.empty() || k.find('=') != std::string::npos)) r.Fail(r.Child("env"), "invalid variable name \"" + k + "\"");
