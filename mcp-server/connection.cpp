@@ -22,6 +22,10 @@ void Connection::SetUnsolicitedSink(std::shared_ptr<Sink> sink) {
   std::lock_guard lock(mutex_);
   unsolicited_ = std::move(sink);
 }
+void Connection::ClearUnsolicitedSink(const Sink* sink) {
+  std::lock_guard lock(mutex_);
+  if (unsolicited_.get() == sink) unsolicited_.reset();
+}
 bool Connection::SendUnsolicited(const json& message) {
   std::shared_ptr<Sink> sink;
   {

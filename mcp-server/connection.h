@@ -48,6 +48,8 @@ class Connection {
   void SetLegacy(LegacyState state);
   void SetLogLevel(LogLevel level);
   void SetUnsolicitedSink(std::shared_ptr<Sink> sink);
+  // Forgets the unsolicited sink if it is still `sink` (a stream that ended).
+  void ClearUnsolicitedSink(const Sink* sink);
   bool SendUnsolicited(const json& message);
 
   std::set<std::string> subscriptions() const;

@@ -66,6 +66,7 @@ struct HttpTransport::Impl {
   bool AllowedHost(const std::string& host) const { return allowed_hosts.count(host) > 0; }
   httplib::Server::HandlerResponse Guard(const httplib::Request& req, httplib::Response& res);
   void Post(const httplib::Request& req, httplib::Response& res);
+  void Get(const httplib::Request& req, httplib::Response& res);
   void Delete(const httplib::Request& req, httplib::Response& res);
   void Respond(const Request& request, Envelope env, bool modern, httplib::Response& res);
   void Batch(const ParsedBody& body, Envelope env, httplib::Response& res);
@@ -123,10 +124,7 @@ Status HttpTransport::Serve(Server& server) {
     return im.Guard(req, res);
   });
   im.http.Post(im.options.path, [&im](const httplib::Request& req, httplib::Response& res) { im.Post(req, res); });
-  im.http.Get(im.options.path, [](const httplib::Request&, httplib::Response& res) {
-    res.set_header("Allow", "POST, DELETE");
-    ErrorReply(res, 405, nullptr, rpc::kInvalidRequest, "GET streams are not offered; use POST");
-  });
+  im.http.Get(im.options.path, [&im](const httplib::Request& req, httplib::Response& res) { im.Get(req, res); });
   im.http.Delete(im.options.path, [&im](const httplib::Request& req, httplib::Response& res) { im.Delete(req, res); });
   if (!im.http.listen_after_bind()) return Unavailable("the HTTP server stopped with an error");
   return Status::Ok();
@@ -323,6 +321,38 @@ void HttpTransport::Impl::Batch(const ParsedBody& body, Envelope env, httplib::R
     return;
   }
   JsonReply(res, 200, replies);
+}
+
+// The legacy standalone stream: list_changed and resources/updated for this session.
+void HttpTransport::Impl::Get(const httplib::Request& req, httplib::Response& res) {
+  bool modern = req.has_header("MCP-Protocol-Version") &&
+                IsModernVersion(TrimOws(req.get_header_value("MCP-Protocol-Version")));
+  if (modern || req.get_header_value("Accept").find("text/event-stream") == std::string::npos) {
+    res.set_header("Allow", "POST, DELETE");
+    return ErrorReply(res, 405, nullptr, rpc::kInvalidRequest,
+                      "GET opens a 2025-11-25 session's event stream (Accept: text/event-stream) only");
+  }
+  auto connection = Session(req, nullptr, res);
+  if (!connection) return;
+  auto sink = std::make_shared<ExchangeSink>(nullptr);  // never "final": open until the client leaves
+  connection->SetUnsolicitedSink(sink);
+  res.set_header("Cache-Control", "no-cache");
+  res.set_header("X-Accel-Buffering", "no");
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [sink](size_t, httplib::DataSink& out) {
+        auto message = sink->Pop(kKeepAlive);
+        if (!message) {
+          static const char kComment[] = ": keepalive\n\n";
+          return out.write(kComment, sizeof kComment - 1);
+        }
+        std::string event = "event: message\ndata: " + DumpLine(*message) + "\n\n";
+        return out.write(event.data(), event.size());
+      },
+      [sink, connection](bool) {
+        sink->Close();
+        connection->ClearUnsolicitedSink(sink.get());
+      });
 }
 
 void HttpTransport::Impl::Delete(const httplib::Request& req, httplib::Response& res) {

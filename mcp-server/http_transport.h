@@ -4,7 +4,8 @@
 //        message ready, otherwise an SSE stream carrying its progress, log messages and
 //        (legacy era) server->client requests, then the reply. The client answers those
 //        requests with a new POST (202).
-//  GET   405 (no standalone stream is offered; allowed by both eras).
+//  GET   a 2025-11-25 session's standalone SSE stream (list_changed, resources/updated);
+//        405 in the 2026-07-28 era (subscriptions/listen replaces it).
 //  DELETE ends a legacy session (then 404 for it); 405 in the 2026-07-28 era.
 // Legacy sessions: Mcp-Session-Id issued on initialize; 400 without it, 404 when unknown
 // or ended. 2026-07-28 requests are stateless, Mcp-Method/Mcp-Name/Mcp-Param-* checked

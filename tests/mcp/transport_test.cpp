@@ -93,7 +93,8 @@ class Http : public ::testing::Test {
     return r->get_header_value("Mcp-Session-Id");
   }
 
-  Server server_{ServerOptions{}, EchoCatalog()};
+  std::shared_ptr<Catalog> catalog_ = EchoCatalog();
+  Server server_{ServerOptions{}, catalog_};
   std::unique_ptr<HttpTransport> transport_;
   std::thread serving_;
   std::unique_ptr<httplib::Client> client_;
@@ -114,6 +115,27 @@ TEST_F(Http, LegacySessions) {
   EXPECT_EQ(client_->Delete("/mcp", {{"Mcp-Session-Id", sid}})->status, 200);
   EXPECT_EQ(Post(list, {{"Mcp-Session-Id", sid}})->status, 404);  // ended
   EXPECT_EQ(client_->Get("/mcp")->status, 405);
+}
+
+TEST_F(Http, SessionStreamCarriesListChanged) {
+  Start();
+  std::string sid = Initialize();
+  std::string received;
+  std::thread listener([&] {
+    httplib::Client c("127.0.0.1", transport_->port());
+    c.Get("/mcp", {{"Mcp-Session-Id", sid}, {"Accept", "text/event-stream"}}, [&](const char* data, size_t n) {
+      received.append(data, n);
+      return received.find("list_changed") == std::string::npos;  // stop once it arrived
+    });
+  });
+  // The stream is registered when the GET arrives; keep changing the list until it is seen.
+  for (int i = 0; i < 200 && listener.joinable(); ++i) {
+    catalog_->tools.Add(MakeTool("late" + std::to_string(i), [](const json&, ToolContext&) { return ToolResult::Text(""); }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (received.find("list_changed") != std::string::npos) break;
+  }
+  listener.join();
+  EXPECT_NE(received.find("notifications/tools/list_changed"), std::string::npos) << received;
 }
 
 TEST_F(Http, ProgressStreamsAsSse) {
