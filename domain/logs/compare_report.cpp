@@ -1,0 +1,278 @@
+#include "domain/logs/compare_report.h"
+
+#include <charconv>
+#include <cmath>
+#include <tuple>
+#include <cstdio>
+#include <fstream>
+
+#include "domain/logs/result_json.h"
+
+namespace parity::logs {
+namespace {
+
+using json = nlohmann::json;
+
+std::string Join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+json OptionalNumber(const std::optional<double>& v) { return v ? ValueToJson(*v) : json(nullptr); }
+json OptionalInt(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
+
+json Side(const ParseResult& r) {
+  json errors = json::array();
+  for (const auto& e : r.errors) {
+    if (errors.size() >= 50) break;
+    errors.push_back({{"line", e.line}, {"kind", e.kind}, {"text", e.text}});
+  }
+  json warnings = json::array();
+  for (const auto& w : r.warnings) warnings.push_back({{"code", w.code}, {"message", w.message}});
+  json steps = nullptr;
+  if (r.steps.first) steps = json::array({*r.steps.first, *r.steps.last});
+  return {{"path", r.path},
+          {"sha256", r.sha256.empty() ? json(nullptr) : json(r.sha256)},
+          {"format", FormatName(r.format)},
+          {"steps", steps},
+          {"success_marker", r.text_log ? json(r.success_marker) : json(nullptr)},
+          {"errors", std::move(errors)},
+          {"errors_total", r.errors_total},
+          {"error_counts", r.error_counts},
+          {"warnings", std::move(warnings)}};
+}
+
+json DecimalsJson(const PrecisionSummary& p) { return p.exact ? json(nullptr) : json(p.min_decimals); }
+
+json MetricJson(const MetricComparison& m) {
+  json tolerance = nullptr;
+  if (m.criteria.per_step && !m.criteria.bitwise) {
+    tolerance = {{"abs", OptionalNumber(m.criteria.per_step->abs)}, {"rel", OptionalNumber(m.criteria.per_step->rel)}};
+  }
+  json offending = json::array();
+  for (const auto& o : m.offending) {
+    offending.push_back({{"step", o.step},
+                         {"baseline", ValueToJson(o.baseline)},
+                         {"candidate", ValueToJson(o.candidate)},
+                         {"abs", ValueToJson(o.abs)},
+                         {"rel", ValueToJson(o.rel)},
+                         {"certain", o.certain}});
+  }
+  json checks = json::array();
+  for (const auto& c : m.checks) {
+    checks.push_back({{"name", c.name},
+                      {"outcome", VerdictName(c.outcome)},
+                      {"value", OptionalNumber(c.value)},
+                      {"uncertainty", OptionalNumber(c.uncertainty)},
+                      {"threshold", OptionalNumber(c.threshold)},
+                      {"message", c.message}});
+  }
+  auto nf = [](const NonFinite& n) { return json{{"nan", n.nan}, {"inf", n.inf}}; };
+  return {{"verdict", VerdictName(m.verdict)},
+          {"reason", m.reason},
+          {"tolerance", tolerance},
+          {"bitwise_mode", m.criteria.bitwise},
+          {"printed_decimals", {{"baseline", DecimalsJson(m.baseline_precision)},
+                                {"candidate", DecimalsJson(m.candidate_precision)}}},
+          {"full_precision", m.full_precision},
+          {"resolution", m.worst_uncertainty},
+          {"steps_compared", m.steps_compared},
+          {"steps_dropped", m.steps_dropped},
+          {"max_abs", ValueToJson(m.max_abs)},
+          {"max_abs_step", OptionalInt(m.max_abs_step)},
+          {"mean_abs", ValueToJson(m.mean_abs)},
+          {"max_rel", ValueToJson(m.max_rel)},
+          {"max_rel_step", OptionalInt(m.max_rel_step)},
+          {"mean_rel", ValueToJson(m.mean_rel)},
+          {"first_exceeding_step", OptionalInt(m.first_exceeding_step)},
+          {"exceeding_count", m.exceeding_count},
+          {"uncertain_count", m.uncertain_count},
+          {"first_uncertain_step", OptionalInt(m.first_uncertain_step)},
+          {"nan_inf", {{"baseline", nf(m.baseline_non_finite)}, {"candidate", nf(m.candidate_non_finite)}}},
+          {"bitwise_equal", m.identical && m.full_precision},
+          {"identical_as_printed", m.identical},
+          {"offending", std::move(offending)},
+          {"checks", std::move(checks)}};
+}
+
+void AppendNumber(std::string& out, double v) {
+  if (std::isnan(v)) {
+    out += "nan";
+  } else if (std::isinf(v)) {
+    out += v > 0 ? "inf" : "-inf";
+  } else {
+    char buf[32];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, end);
+  }
+}
+
+Status WriteAtomically(const std::filesystem::path& path, const std::string& content) {
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return Unavailable("cannot write " + tmp.string());
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    out.flush();
+    if (!out) return Unavailable("writing " + tmp.string() + " failed (disk full?)");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return Unavailable("cannot rename " + tmp.string() + " to " + path.string() + ": " + ec.message());
+  return Status::Ok();
+}
+
+std::string DiffCsv(const RunComparison& c) {
+  std::string out = "step";
+  for (const auto& m : c.metrics) {
+    out += "," + m.metric + "_baseline," + m.metric + "_candidate," + m.metric + "_abs_diff," + m.metric + "_rel_diff";
+  }
+  out += '\n';
+  // Rows are the union of the metrics' steps; a metric without a step leaves its cells empty.
+  std::vector<size_t> pos(c.metrics.size(), 0);
+  while (true) {
+    int64_t step = INT64_MAX;
+    for (size_t i = 0; i < c.metrics.size(); ++i) {
+      if (pos[i] < c.metrics[i].keys.size()) step = std::min(step, c.metrics[i].keys[pos[i]]);
+    }
+    if (step == INT64_MAX) break;
+    out += std::to_string(step);
+    for (size_t i = 0; i < c.metrics.size(); ++i) {
+      const auto& m = c.metrics[i];
+      if (pos[i] < m.keys.size() && m.keys[pos[i]] == step) {
+        const double b = m.baseline_values[pos[i]], v = m.candidate_values[pos[i]];
+        const double abs = (std::isnan(b) && std::isnan(v)) || b == v ? 0.0 : std::fabs(v - b);
+        const double rel = abs == 0 ? 0.0 : abs / std::fabs(b);
+        out += ',';
+        AppendNumber(out, b);
+        out += ',';
+        AppendNumber(out, v);
+        out += ',';
+        AppendNumber(out, abs);
+        out += ',';
+        AppendNumber(out, rel);
+        ++pos[i];
+      } else {
+        out += ",,,,";
+      }
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+std::string ErrorNote(const std::string& side, const ParseResult& r) {
+  std::string note = side + " log reports " + std::to_string(r.errors_total) + " error line(s)";
+  if (!r.errors.empty()) {
+    const auto& e = r.errors.front();
+    note += ", first at line " + std::to_string(e.line) + " (" + e.kind + "): " + e.text.substr(0, 200);
+  }
+  return note;
+}
+
+}  // namespace
+
+Result<RunComparison> CompareRuns(const ParseResult& baseline, const ParseResult& candidate,
+                                  const Criteria& criteria, std::optional<std::string> preset,
+                                  bool common_steps_only) {
+  RunComparison out;
+  out.preset = std::move(preset);
+  out.common_steps_only = common_steps_only;
+  for (const auto& c : criteria.metrics) {
+    out.bitwise = out.bitwise || c.bitwise;
+    const MetricResult* b = baseline.Find(c.metric);
+    const MetricResult* v = candidate.Find(c.metric);
+    for (auto [side, r, m] : {std::tuple{"baseline", &baseline, b}, std::tuple{"candidate", &candidate, v}}) {
+      if (m) continue;
+      return FailedPrecondition("metric '" + c.metric + "' is not in the " + side + " (" + r->path +
+                                "); it has: " + (r->available_metrics.empty() ? std::string("no metrics")
+                                                                              : Join(r->available_metrics, ", ")))
+          .WithHint("choose metrics both runs print, or read them with keywords/regex (parse_log)");
+    }
+    auto compared = CompareSeries(c.metric, b->series, v->series, c, common_steps_only);
+    if (!compared.ok()) return std::move(compared).take_status();
+    out.verdict = Worst(out.verdict, compared->verdict);
+    if (compared->steps_dropped > 0) {
+      out.notes.push_back(c.metric + ": " + std::to_string(compared->steps_dropped) +
+                          " steps logged by only one run were not compared");
+    }
+    out.metrics.push_back(std::move(compared).value());
+  }
+  if (baseline.errors_total > 0) out.notes.push_back(ErrorNote("baseline", baseline));
+  if (candidate.errors_total > 0) out.notes.push_back(ErrorNote("candidate", candidate));
+
+  std::vector<std::string> reasons;
+  for (const auto& m : out.metrics) {
+    if (m.verdict == out.verdict) reasons.push_back(m.reason);
+  }
+  if (criteria.require_success_marker) {
+    for (auto [side, r] : {std::pair{"baseline", &baseline}, std::pair{"candidate", &candidate}}) {
+      if (!r->text_log || r->success_marker) continue;
+      const std::string why = std::string(side) + " log has no success marker (\"training success\"): the run may not have finished";
+      out.notes.push_back(why);
+      if (out.verdict == Verdict::kPass) {
+        out.verdict = Verdict::kInconclusive;
+        reasons = {why};
+      } else if (out.verdict == Verdict::kInconclusive) {
+        reasons.push_back(why);
+      }
+    }
+  }
+  if (out.verdict == Verdict::kPass) {
+    std::vector<std::string> names;
+    for (const auto& m : out.metrics) names.push_back(m.metric);
+    bool identical = true, full = true;
+    for (const auto& m : out.metrics) {
+      identical = identical && m.identical;
+      full = full && m.full_precision;
+    }
+    out.reason = "all " + std::to_string(out.metrics.empty() ? 0 : out.metrics.front().steps_compared) +
+                 " steps of " + Join(names, " and ") + " pass";
+    if (identical) out.reason += full ? " (bitwise equal)" : " (identical as printed)";
+    out.reason += "; " + Join(reasons, "; ");
+  } else {
+    out.reason = Join(reasons, "; ");
+  }
+  return out;
+}
+
+nlohmann::json CompareReportJson(const std::string& case_name, const ParseResult& baseline,
+                                 const ParseResult& candidate, const RunComparison& c) {
+  json metrics = json::object();
+  for (const auto& m : c.metrics) metrics[m.metric] = MetricJson(m);
+  return {{"schema", "parity.compare/1"},
+          {"case", case_name},
+          {"verdict", VerdictName(c.verdict)},
+          {"verdict_reason", c.reason},
+          {"preset", c.preset ? json(*c.preset) : json(nullptr)},
+          {"mode", c.bitwise ? "bitwise" : "tolerance"},
+          {"steps", c.common_steps_only ? "common" : "strict"},
+          {"baseline", Side(baseline)},
+          {"candidate", Side(candidate)},
+          {"metrics", std::move(metrics)},
+          {"notes", c.notes},
+          {"csv", "diff_summary.csv"}};
+}
+
+Status WriteCompareReport(const std::filesystem::path& dir, const nlohmann::json& report,
+                          const RunComparison& comparison) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Unavailable("cannot create " + dir.string() + ": " + ec.message());
+  PARITY_RETURN_IF_ERROR(WriteAtomically(dir / "diff_summary.csv", DiffCsv(comparison)));
+  return WriteAtomically(dir / "report.json", report.dump(2) + "\n");
+}
+
+Status ValidateCaseName(const std::string& name) {
+  if (name.empty() || name == "." || name == ".." || name.size() > 128)
+    return InvalidArgument("case: must be 1-128 characters and not \".\" or \"..\"");
+  for (char ch : name) {
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                    ch == '.' || ch == '_' || ch == '-';
+    if (!ok) return InvalidArgument("case: \"" + name + "\" may only use letters, digits, '.', '_' and '-'");
+  }
+  return Status::Ok();
+}
+
+}  // namespace parity::logs

@@ -1,0 +1,64 @@
+// The training-metric lines of each supported trainer, read one (ANSI-stripped) line at a
+// time. Each reader returns false for a line that is not one of its training-metric lines
+// (a validation line, an eval dict), and otherwise fills a MetricLine. Line shapes are
+// documented in docs/tools/parse_log.md with their sources.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "domain/logs/series.h"
+
+namespace parity::logs {
+
+struct LineMetric {
+  std::string name;  // canonical (loss, grad_norm, lr, ...) or the log's own key
+  double value = 0;
+  Decimals decimals = 0;
+};
+
+struct MetricLine {
+  std::optional<int64_t> step;
+  std::optional<int64_t> total_steps;  // Megatron's "iteration N/ TOTAL"
+  std::vector<LineMetric> metrics;
+  bool npu_variant = false;             // torchtitan-npu's elapsed_time_per_step is present
+  void Clear() {
+    step.reset();
+    total_steps.reset();
+    metrics.clear();
+    npu_variant = false;
+  }
+};
+
+// Copies `line` without ANSI escape sequences (ESC [ ... final byte) and a trailing '\r'.
+void StripAnsi(std::string_view line, std::string& out);
+
+// A torchrun tee prefix "[rank3]:" / "[default3]:" at the start of a line: its rank, and the
+// rest of the line after it. nullopt rank when the line has no such prefix.
+struct RankPrefix {
+  std::optional<int> rank;
+  std::string_view rest;
+};
+RankPrefix SplitRankPrefix(std::string_view line);
+
+// torchtitan / torchtitan-npu: "step: 14  loss:  3.24405  grad_norm:  0.8319  memory: ...".
+// `step_at` is the offset of "step:" in `line`.
+bool ReadTorchtitanLine(std::string_view line, size_t step_at, MetricLine& out);
+// Megatron-LM / MindSpeed-LLM / PanGu / Megatron-DeepSpeed training_log:
+// " iteration  N/ TOTAL | consumed samples: ... | lm loss: 1.058957E+01 | grad norm: ... |".
+bool ReadMegatronLine(std::string_view line, MetricLine& out);
+// DeepSpeed's engine progress: "step=200, skipped=4, lr=[0.00024, ...], mom=[...]".
+bool ReadDeepSpeedLine(std::string_view line, size_t step_at, MetricLine& out);
+// HuggingFace Trainer console dict: "{'loss': 0.0602, 'grad_norm': 1.818, 'learning_rate': ...}".
+bool ReadHfTrainerLine(std::string_view line, size_t brace_at, MetricLine& out);
+
+// The value printed after `keyword` on a line: the keyword, optional spaces, an optional
+// ':' or '=', optional spaces, a number. Used for the user's custom keywords.
+bool ReadKeywordValue(std::string_view line, std::string_view keyword, LineMetric& out);
+// A step number near a keyword: "iteration N", "step: N", "step=N", "step N".
+std::optional<int64_t> FindStepNumber(std::string_view line);
+
+}  // namespace parity::logs

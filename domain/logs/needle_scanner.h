@@ -1,0 +1,51 @@
+// Finds, in one pass, every place in a buffer where one of a small set of literal needles
+// occurs. Each needle is fingerprinted by two adjacent bytes (its rarest pair, or one the
+// caller picks); 32 bytes are tested against all fingerprints at once with portable vector
+// code, and only the rare positions that match a fingerprint are compared in full. This is
+// what lets parse_log skip the bulk of a multi-gigabyte log at memory speed without regex.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace parity::logs {
+
+class NeedleScanner {
+ public:
+  struct Needle {
+    std::string text;  // non-empty literal
+    int id = 0;        // handed back on a hit
+    int anchor = -1;   // offset of the fingerprint pair in text; -1 picks the rarest pair
+  };
+
+  NeedleScanner() = default;
+  explicit NeedleScanner(std::vector<Needle> needles);
+
+  // The first occurrence of any needle starting at or after `from` and at or after `begin`,
+  // ending before `end`; returns false when there is none. Needles are matched whole.
+  bool Next(const char* begin, const char* from, const char* end, const char** at, int* id) const;
+
+  bool empty() const { return needles_.empty(); }
+
+ private:
+  struct Pair {
+    uint8_t first, second;
+    bool single;  // one-byte needle: only `first` is tested
+  };
+  struct Anchored {
+    std::string text;
+    int id;
+    int anchor;
+    size_t pair;
+  };
+  std::vector<Pair> pairs_;
+  std::vector<Anchored> needles_;
+  // Fingerprint vectors (needle_scanner.cpp), kept as aligned raw storage so the header
+  // needs no vector types.
+  struct alignas(32) Block { unsigned char bytes[32]; };
+  std::vector<Block> prints_;
+};
+
+}  // namespace parity::logs

@@ -1,0 +1,40 @@
+// compare_logs' criteria: the named presets and the user's own tolerances.
+//  premerge            loss and grad_norm: every step |diff| <= 1e-5; NaN/Inf counts equal
+//                      (the premerge-accuracy-check skill's pass criteria).
+//  precision-comparer  loss and grad_norm: every step |diff| <= 1e-3 (PrecisionComparer's
+//                      default tolerance); both logs must carry "training success".
+//  torchtitan-npu      loss: first-step abs < 0.005 and rel < 0.5%, mean abs < 0.01 and
+//                      rel < 1%; grad_norm: mean rel <= 10% (torchtitan-npu accuracy-debug
+//                      skill, section 6.2).
+// Without a preset: loss and grad_norm, every step |diff| <= 1e-5.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "domain/logs/compare.h"
+#include "support/status.h"
+
+namespace parity::logs {
+
+struct CriteriaRequest {
+  std::optional<std::string> preset;
+  std::vector<std::string> metrics;            // empty: the preset's (or loss, grad_norm)
+  std::optional<Tolerance> tolerance;          // every metric's per-step tolerance
+  std::map<std::string, Tolerance> tolerances; // per metric, over `tolerance`
+  bool bitwise = false;
+};
+
+struct Criteria {
+  std::vector<MetricCriteria> metrics;
+  bool require_success_marker = false;
+};
+
+const std::vector<std::string>& PresetNames();
+
+// Errors name the bad preset or tolerance (e.g. a negative bound).
+Result<Criteria> BuildCriteria(const CriteriaRequest& request);
+
+}  // namespace parity::logs

@@ -1,0 +1,191 @@
+#include "domain/logs/result_json.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "domain/logs/compare.h"
+
+namespace parity::logs {
+namespace {
+
+json OptionalInt(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
+
+json MetricToJson(const MetricResult& m, bool include_series) {
+  const auto& s = m.series;
+  json j = {{"name", m.name},
+            {"source", m.source},
+            {"points", s.size()},
+            {"full_precision", m.precision.exact},
+            {"printed_decimals", m.precision.exact ? json(nullptr) : json(m.precision.min_decimals)},
+            {"decimals_vary", m.precision.varying},
+            {"resolution", m.precision.exact ? 0.0 : HalfUnit(static_cast<Decimals>(m.precision.min_decimals))},
+            {"nan", m.non_finite.nan},
+            {"inf", m.non_finite.inf},
+            {"duplicates", m.issues.duplicates},
+            {"restarts", m.issues.restarts}};
+  if (!s.empty()) {
+    j["first"] = {{"step", s.keys.front()}, {"value", ValueToJson(s.values.front())}};
+    j["last"] = {{"step", s.keys.back()}, {"value", ValueToJson(s.values.back())}};
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo, sum = 0;
+    int64_t finite = 0;
+    for (double v : s.values) {
+      if (!std::isfinite(v)) continue;
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+      sum += v;
+      ++finite;
+    }
+    if (finite > 0) {
+      j["min"] = lo;
+      j["max"] = hi;
+      j["mean"] = sum / static_cast<double>(finite);
+    }
+  }
+  if (include_series) {
+    j["steps"] = s.keys;
+    json values = json::array();
+    for (double v : s.values) values.push_back(ValueToJson(v));
+    j["values"] = std::move(values);
+    if (m.precision.varying || (!m.precision.exact && std::count(s.decimals.begin(), s.decimals.end(), kExact) > 0)) {
+      json decimals = json::array();
+      for (Decimals d : s.decimals) decimals.push_back(d == kExact ? json(nullptr) : json(d));
+      j["decimals"] = std::move(decimals);
+    }
+  }
+  return j;
+}
+
+Result<double> ValueFromJson(const json& v, const std::string& where) {
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) {
+    const auto s = v.get<std::string>();
+    if (s == "nan" || s == "NaN") return std::numeric_limits<double>::quiet_NaN();
+    if (s == "inf" || s == "Infinity") return std::numeric_limits<double>::infinity();
+    if (s == "-inf" || s == "-Infinity") return -std::numeric_limits<double>::infinity();
+  }
+  return InvalidArgument(where + ": expected a number or \"nan\" / \"inf\" / \"-inf\", got " + v.dump());
+}
+
+}  // namespace
+
+json ValueToJson(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+json ParseResultToJson(const ParseResult& r, bool include_series) {
+  json metrics = json::array();
+  for (const auto& m : r.metrics) metrics.push_back(MetricToJson(m, include_series));
+  json errors = json::array();
+  for (const auto& e : r.errors) {
+    json je = {{"line", e.line}, {"kind", e.kind}, {"text", e.text}};
+    if (e.rank) je["rank"] = *e.rank;
+    errors.push_back(std::move(je));
+  }
+  json warnings = json::array();
+  for (const auto& w : r.warnings) {
+    json jw = {{"code", w.code}, {"message", w.message}};
+    if (w.line) jw["line"] = *w.line;
+    warnings.push_back(std::move(jw));
+  }
+  const auto& c = r.steps;
+  json missing = c.missing;
+  json j = {
+      {"path", r.path},
+      {"format", FormatName(r.format)},
+      {"format_detail", r.format_detail},
+      {"bytes", r.bytes},
+      {"lines", r.lines},
+      {"rank", r.rank ? json(*r.rank) : json(nullptr)},
+      {"ranks_seen", r.ranks_seen},
+      {"metrics", std::move(metrics)},
+      {"available_metrics", r.available_metrics},
+      {"steps",
+       {{"seen", c.seen},
+        {"first", OptionalInt(c.first)},
+        {"last", OptionalInt(c.last)},
+        {"interval", OptionalInt(c.interval)},
+        {"expected_last", OptionalInt(c.expected_last)},
+        {"expected_count", OptionalInt(c.expected_count)},
+        {"missing_count", c.missing_count},
+        {"missing", std::move(missing)},
+        {"duplicates", c.duplicates},
+        {"restarts", c.restarts}}},
+      {"success_marker", r.text_log ? json(r.success_marker) : json(nullptr)},
+      {"success_line", OptionalInt(r.success_line)},
+      {"errors", std::move(errors)},
+      {"errors_total", r.errors_total},
+      {"error_counts", r.error_counts},
+      {"warnings", std::move(warnings)},
+  };
+  if (!r.sha256.empty()) j["sha256"] = r.sha256;
+  return j;
+}
+
+Result<ParseResult> ParseResultFromJson(const json& v, const std::string& where) {
+  if (!v.is_object()) return InvalidArgument(where + ": expected a parse_log result object or a path");
+  ParseResult r;
+  try {
+    r.path = v.value("path", std::string());
+    if (v.contains("format") && v["format"].is_string()) {
+      if (auto f = FormatFromName(v["format"].get<std::string>()); f.ok()) r.format = *f;
+    }
+    r.text_log = r.format != LogFormat::kTensorBoard;
+    r.sha256 = v.value("sha256", std::string());
+    if (v.contains("success_marker") && v["success_marker"].is_boolean())
+      r.success_marker = v["success_marker"].get<bool>();
+    if (v.contains("errors_total") && v["errors_total"].is_number_integer())
+      r.errors_total = v["errors_total"].get<int64_t>();
+    if (!v.contains("metrics") || !v["metrics"].is_array())
+      return InvalidArgument(where + ".metrics: expected an array of metrics (parse_log's output)");
+    const json& metrics = v["metrics"];
+    for (size_t i = 0; i < metrics.size(); ++i) {
+      const std::string at = where + ".metrics[" + std::to_string(i) + "]";
+      const json& m = metrics[i];
+      if (!m.is_object() || !m.contains("name") || !m["name"].is_string())
+        return InvalidArgument(at + ".name: expected string");
+      if (!m.contains("steps") || !m["steps"].is_array() || !m.contains("values") || !m["values"].is_array())
+        return InvalidArgument(at + ": needs \"steps\" and \"values\" arrays; run parse_log with series=true");
+      const json& steps = m["steps"];
+      const json& values = m["values"];
+      if (steps.size() != values.size())
+        return InvalidArgument(at + ": \"steps\" has " + std::to_string(steps.size()) + " entries but \"values\" " +
+                               std::to_string(values.size()));
+      MetricResult out;
+      out.name = m["name"].get<std::string>();
+      out.source = m.value("source", std::string("log"));
+      const bool exact = m.value("full_precision", false);
+      Decimals uniform = kExact;
+      if (!exact) {
+        if (m.contains("printed_decimals") && m["printed_decimals"].is_number_integer()) {
+          uniform = static_cast<Decimals>(m["printed_decimals"].get<int>());
+        } else if (!m.contains("decimals")) {
+          return InvalidArgument(at + ": full_precision is false but printed_decimals is missing");
+        }
+      }
+      const json* decimals = m.contains("decimals") && m["decimals"].is_array() ? &m["decimals"] : nullptr;
+      if (decimals && decimals->size() != steps.size())
+        return InvalidArgument(at + ".decimals: must have one entry per step");
+      for (size_t k = 0; k < steps.size(); ++k) {
+        if (!steps[k].is_number_integer())
+          return InvalidArgument(at + ".steps[" + std::to_string(k) + "]: expected integer, got " + steps[k].dump());
+        PARITY_ASSIGN_OR_RETURN(double value, ValueFromJson(values[k], at + ".values[" + std::to_string(k) + "]"));
+        Decimals d = uniform;
+        if (decimals) d = (*decimals)[k].is_number_integer() ? static_cast<Decimals>((*decimals)[k].get<int>()) : kExact;
+        if (!std::isfinite(value)) d = kExact;
+        out.series.Add(steps[k].get<int64_t>(), value, d);
+      }
+      out.issues = Finalize(out.series);
+      out.precision = SummarisePrecision(out.series);
+      out.non_finite = CountNonFinite(out.series);
+      r.metrics.push_back(std::move(out));
+    }
+  } catch (const json::exception& e) {
+    return InvalidArgument(where + ": " + e.what());
+  }
+  return r;
+}
+
+}  // namespace parity::logs

@@ -1,0 +1,113 @@
+// The needle scanner and the number reader: the two primitives under every format.
+#include <cmath>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "domain/logs/line_formats.h"
+#include "domain/logs/needle_scanner.h"
+#include "domain/logs/number.h"
+
+namespace parity::logs {
+namespace {
+
+std::vector<std::pair<size_t, int>> AllHits(const NeedleScanner& s, const std::string& text) {
+  std::vector<std::pair<size_t, int>> hits;
+  const char* begin = text.data();
+  const char* end = begin + text.size();
+  const char* from = begin;
+  const char* at;
+  int id;
+  while (s.Next(begin, from, end, &at, &id)) {
+    hits.push_back({static_cast<size_t>(at - begin), id});
+    from = at + 1;
+  }
+  return hits;
+}
+
+// The same search done naively, to check the vector path against.
+std::vector<std::pair<size_t, int>> NaiveHits(const std::vector<std::string>& needles, const std::string& text) {
+  std::vector<std::pair<size_t, int>> hits;
+  for (size_t i = 0; i < text.size(); ++i) {
+    for (size_t n = 0; n < needles.size(); ++n) {
+      if (text.compare(i, needles[n].size(), needles[n]) == 0) {
+        hits.push_back({i, static_cast<int>(n)});
+        break;
+      }
+    }
+  }
+  return hits;
+}
+
+TEST(NeedleScanner, MatchesNaiveSearchAtEveryAlignment) {
+  const std::vector<std::string> needles = {"step:", "ERR", "Traceback (most recent call last)", "9999",
+                                            std::string(1, '\0'), "training success"};
+  std::vector<NeedleScanner::Needle> spec;
+  for (size_t i = 0; i < needles.size(); ++i) spec.push_back({needles[i], static_cast<int>(i), -1});
+  const NeedleScanner scanner(spec);
+  std::string text;
+  unsigned seed = 12345;
+  const char* pieces[] = {"step:", "ERR", "Traceback (most recent call last)", "99", "9999", "st", "ep:",
+                          "training success", "training", " ", "\n", "abc", ""};
+  for (int i = 0; i < 4000; ++i) {
+    seed = seed * 1103515245 + 12345;
+    const char* piece = pieces[(seed >> 16) % 13];
+    if ((seed >> 16) % 13 == 12) text.push_back('\0');
+    else text += piece;
+  }
+  for (size_t shift = 0; shift < 40; ++shift) {
+    const std::string t = text.substr(shift);
+    EXPECT_EQ(AllHits(scanner, t), NaiveHits(needles, t)) << "shift " << shift;
+  }
+}
+
+TEST(NeedleScanner, NeedleAtTheVeryEndAndStart) {
+  const NeedleScanner scanner({{"step:", 1, 3}, {"Killed", 2, -1}});
+  EXPECT_EQ(AllHits(scanner, "step:"), (std::vector<std::pair<size_t, int>>{{0, 1}}));
+  EXPECT_EQ(AllHits(scanner, std::string(100, 'x') + "Killed"),
+            (std::vector<std::pair<size_t, int>>{{100, 2}}));
+  EXPECT_TRUE(AllHits(scanner, std::string(100, 'x') + "Kille").empty());
+}
+
+TEST(PrintedNumber, PythonFormats) {
+  auto n = ParsePrintedNumber("3.24405  grad");
+  ASSERT_TRUE(n);
+  EXPECT_DOUBLE_EQ(n->value, 3.24405);
+  EXPECT_EQ(n->decimals, 5);
+  EXPECT_EQ(n->length, 7u);
+  n = ParsePrintedNumber("1.058957E+01 |");
+  ASSERT_TRUE(n);
+  EXPECT_DOUBLE_EQ(n->value, 10.58957);
+  EXPECT_EQ(n->decimals, 5);
+  n = ParsePrintedNumber("3.937E-06");
+  EXPECT_EQ(n->decimals, 9);
+  n = ParsePrintedNumber("7,282  tflops");
+  EXPECT_DOUBLE_EQ(n->value, 7282);
+  EXPECT_EQ(n->decimals, 0);
+  n = ParsePrintedNumber("1,234,567.25");
+  EXPECT_DOUBLE_EQ(n->value, 1234567.25);
+  n = ParsePrintedNumber("1,2");  // not a thousands separator
+  EXPECT_DOUBLE_EQ(n->value, 1);
+  n = ParsePrintedNumber("NAN |");
+  ASSERT_TRUE(n);
+  EXPECT_TRUE(std::isnan(n->value));
+  n = ParsePrintedNumber("-inf");
+  EXPECT_TRUE(std::isinf(n->value) && n->value < 0);
+  EXPECT_FALSE(ParsePrintedNumber("N/A"));
+  EXPECT_FALSE(ParsePrintedNumber("information"));
+  EXPECT_FALSE(ParsePrintedNumber("."));
+}
+
+TEST(LineFormats, AnsiStrippingAndRankPrefix) {
+  std::string out;
+  StripAnsi("\x1b[31mstep: 1\x1b[38;2;180;60;0m x\x1b[39m\r", out);
+  EXPECT_EQ(out, "step: 1 x");
+  auto p = SplitRankPrefix("[default12]:[titan] x");
+  EXPECT_EQ(p.rank, 12);
+  EXPECT_EQ(p.rest, "[titan] x");
+  EXPECT_FALSE(SplitRankPrefix("[titan] 2026").rank);
+  EXPECT_FALSE(SplitRankPrefix("[2026-09-11 12:06:52]").rank);
+}
+
+}  // namespace
+}  // namespace parity::logs

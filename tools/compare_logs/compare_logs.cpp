@@ -1,0 +1,210 @@
+#include "tools/compare_logs/compare_logs.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include "domain/ledger/ledger.h"
+#include "domain/logs/compare_report.h"
+#include "domain/logs/log_parser.h"
+#include "domain/logs/presets.h"
+#include "domain/logs/result_json.h"
+#include "support/json_reader.h"
+#include "tools/compare_logs/compare_logs_schema.h"
+#include "tools/parse_log/log_params.h"
+
+namespace parity::tools {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+struct Params {
+  json baseline, candidate;  // a path (string) or a parse_log file result (object)
+  logs::ParseOptions parse;
+  logs::CriteriaRequest criteria;
+  bool common_steps = false;
+  std::string case_name = "compare";
+  std::optional<std::string> report_dir;
+};
+
+void DecodeTolerance(JsonReader& r, logs::Tolerance& t) {
+  std::optional<double> abs, rel;
+  r.Optional("abs", abs).Optional("rel", rel);
+  if (!r.ok()) return;
+  if (!abs && !rel) r.Fail(r.path(), "give abs, rel or both");
+  for (auto [name, v] : {std::pair{"abs", abs}, std::pair{"rel", rel}}) {
+    if (v && (*v < 0 || !std::isfinite(*v))) r.Fail(r.Child(name), "must be a finite number >= 0");
+  }
+  t.abs = abs;
+  t.rel = rel;
+}
+
+Result<Params> Decode(const json& arguments) {
+  PARITY_RETURN_IF_ERROR(ExpectObject(arguments, "arguments"));
+  Params p;
+  JsonReader r(arguments, "arguments");
+  std::optional<std::string> preset, steps, case_name;
+  bool bitwise = false;
+  json tolerances;
+  r.Required("baseline", p.baseline).Required("candidate", p.candidate);
+  r.Optional("preset", preset).Optional("bitwise", bitwise).Optional("steps", steps);
+  r.Optional("case", case_name).Optional("report_dir", p.report_dir).Optional("tolerances", tolerances);
+  if (r.Has("tolerance")) {
+    logs::Tolerance t;
+    r.Object("tolerance", false, [&](JsonReader& inner) { DecodeTolerance(inner, t); });
+    p.criteria.tolerance = t;
+  }
+  DecodeParseOptions(r, p.parse);
+  for (const char* side : {"baseline", "candidate"}) {
+    const json& v = side[0] == 'b' ? p.baseline : p.candidate;
+    if (!r.ok()) break;
+    if (!(v.is_string() && !v.get<std::string>().empty()) && !v.is_object()) {
+      r.Fail(r.Child(side), std::string("expected a log path (string) or a parse_log result (object), got ") +
+                                JsonTypeName(v));
+    }
+  }
+  if (r.ok() && preset) {
+    r.OneOf("preset", *preset, {"premerge", "precision-comparer", "torchtitan-npu"});
+    p.criteria.preset = *preset;
+  }
+  if (r.ok() && steps) {
+    r.OneOf("steps", *steps, {"strict", "common"});
+    p.common_steps = *steps == "common";
+  }
+  if (r.ok() && case_name) {
+    Status s = logs::ValidateCaseName(*case_name);
+    if (!s.ok()) r.Fail(r.Child("case"), s.message());
+    p.case_name = *case_name;
+  }
+  if (r.ok() && !tolerances.is_null()) {
+    if (!tolerances.is_object()) {
+      r.Fail(r.Child("tolerances"), std::string("expected object, got ") + JsonTypeName(tolerances));
+    } else {
+      for (auto it = tolerances.begin(); r.ok() && it != tolerances.end(); ++it) {
+        const std::string at = r.Child("tolerances") + "." + it.key();
+        if (!it.value().is_object()) {
+          r.Fail(at, std::string("expected object, got ") + JsonTypeName(it.value()));
+          break;
+        }
+        JsonReader inner(it.value(), at);
+        logs::Tolerance t;
+        DecodeTolerance(inner, t);
+        Status s = inner.Finish();
+        if (!s.ok()) return s;
+        p.criteria.tolerances[it.key()] = t;
+      }
+    }
+  }
+  PARITY_RETURN_IF_ERROR(r.Finish());
+  p.criteria.bitwise = bitwise;
+  p.criteria.metrics = r.Has("metrics") ? p.parse.metrics : std::vector<std::string>{};
+  return p;
+}
+
+// A side given as a path is parsed (hashing it on the way); an object is read back.
+Result<logs::ParseResult> LoadSide(const json& side, const std::string& where, logs::ParseOptions options,
+                                   mcp::ToolContext& ctx) {
+  if (side.is_object()) return logs::ParseResultFromJson(side, where);
+  const std::string path = side.get<std::string>();
+  options.sha256 = true;
+  const double side_index = where == "arguments.baseline" ? 0 : 1;
+  options.progress = [&ctx, side_index, path](uint64_t done, uint64_t total) {
+    const double fraction = total ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
+    ctx.Progress(side_index + fraction, 2, "reading " + path);
+  };
+  auto parsed = logs::ParseLog(path, options);
+  if (!parsed.ok()) return std::move(parsed).take_status().Context(where.substr(10) + " log");
+  return parsed;
+}
+
+std::string Relative(const fs::path& p, const fs::path& base) {
+  std::error_code ec;
+  auto rel = fs::relative(p, base, ec);
+  return ec ? p.string() : rel.string();
+}
+
+mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
+  auto params = Decode(arguments);
+  if (!params.ok()) return mcp::ToolResult::Error(params.status());
+  Params& p = *params;
+  auto criteria = logs::BuildCriteria(p.criteria);
+  if (!criteria.ok()) return mcp::ToolResult::Error(criteria.status());
+
+  // Parse only what is compared (and the user's keywords).
+  logs::ParseOptions parse = p.parse;
+  parse.metrics.clear();
+  for (const auto& m : criteria->metrics) parse.metrics.push_back(m.metric);
+  parse.cancel = ctx.cancellation();
+  auto baseline = LoadSide(p.baseline, "arguments.baseline", parse, ctx);
+  if (!baseline.ok()) return mcp::ToolResult::Error(baseline.status());
+  auto candidate = LoadSide(p.candidate, "arguments.candidate", parse, ctx);
+  if (!candidate.ok()) return mcp::ToolResult::Error(candidate.status());
+
+  auto comparison = logs::CompareRuns(*baseline, *candidate, *criteria, p.criteria.preset, p.common_steps);
+  if (!comparison.ok()) return mcp::ToolResult::Error(comparison.status());
+
+  fs::path report_dir = p.report_dir ? fs::path(*p.report_dir) : ctx.report_dir();
+  if (report_dir.empty()) report_dir = fs::current_path() / "numerical_report";
+  report_dir = fs::absolute(report_dir);
+  const fs::path case_dir = report_dir / p.case_name;
+  json report = logs::CompareReportJson(p.case_name, *baseline, *candidate, *comparison);
+  Status written = logs::WriteCompareReport(case_dir, report, *comparison);
+  if (!written.ok()) return mcp::ToolResult::Error(std::move(written).Context("writing the compare report"));
+
+  ledger::Entry e;
+  e.tool = "compare_logs";
+  e.action = "compare";
+  e.side = "both";
+  e.config = p.case_name;
+  json inputs = {{"baseline", report["baseline"]["path"]},
+                 {"candidate", report["candidate"]["path"]},
+                 {"baseline_sha256", report["baseline"]["sha256"]},
+                 {"candidate_sha256", report["candidate"]["sha256"]},
+                 {"preset", report["preset"]},
+                 {"mode", report["mode"]},
+                 {"steps", report["steps"]}};
+  for (const char* key : {"metrics", "tolerance", "tolerances", "format", "rank", "keywords", "regex"}) {
+    if (arguments.contains(key)) inputs[key] = arguments[key];
+  }
+  e.inputs = std::move(inputs);
+  e.outputs = {{"report", Relative(case_dir / "report.json", report_dir)},
+               {"csv", Relative(case_dir / "diff_summary.csv", report_dir)}};
+  e.outcome = {{"status", "ok"}, {"verdict", report["verdict"]}, {"message", report["verdict_reason"]}};
+  auto id = ledger::Append(report_dir, e);
+  if (!id.ok()) return mcp::ToolResult::Error(std::move(id).take_status().Context("recording the comparison in the ledger"));
+
+  report["report"] = (case_dir / "report.json").string();
+  report["csv_path"] = (case_dir / "diff_summary.csv").string();
+  report["ledger_entry"] = *id;
+  const std::string summary = std::string("compare_logs: ") + logs::VerdictName(comparison->verdict) + " — " +
+                              comparison->reason + "\nreport: " + report["report"].get<std::string>();
+  return mcp::ToolResult::Structured(std::move(report), summary);
+}
+
+}  // namespace
+
+mcp::Tool MakeCompareLogsTool() {
+  mcp::Tool tool;
+  tool.spec.name = "compare_logs";
+  tool.spec.title = "Compare baseline and candidate training metrics";
+  tool.spec.description =
+      "Skill step 5 / PrecisionComparer step 6: compares two runs (log paths, TensorBoard event files, or "
+      "parse_log results) metric by metric: max and mean absolute and relative difference with their steps, "
+      "the first step beyond tolerance and how many, NaN/Inf counts per side. Tolerance per metric (default "
+      "|diff| <= 1e-5), bitwise mode, or a preset (premerge, precision-comparer, torchtitan-npu). The verdict "
+      "is PASS, FAIL (with the offending steps and values) or INCONCLUSIVE when the printed decimals cannot "
+      "resolve the tolerance (then read TensorBoard events or raise the log's precision). Runs that do not "
+      "cover the same steps are an error naming both ranges. Writes <report_dir>/<case>/report.json and "
+      "diff_summary.csv and records a ledger entry.";
+  tool.spec.input_schema = CompareLogsInputSchema();
+  tool.spec.output_schema = CompareLogsOutputSchema();
+  tool.spec.annotations.read_only = false;
+  tool.spec.annotations.destructive = false;
+  tool.spec.annotations.idempotent = true;
+  tool.spec.annotations.open_world = false;
+  tool.handler = Handle;
+  return tool;
+}
+
+}  // namespace parity::tools

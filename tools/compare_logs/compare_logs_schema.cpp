@@ -1,0 +1,85 @@
+#include "tools/compare_logs/compare_logs_schema.h"
+
+#include "domain/logs/presets.h"
+#include "tools/parse_log/log_params.h"
+#include "tools/parse_log/parse_log_schema.h"
+
+namespace parity::tools {
+
+using json = nlohmann::json;
+
+namespace {
+
+json ToleranceSchema() {
+  return {{"type", "object"},
+          {"properties", {{"abs", {{"type", "number"}, {"minimum", 0}}}, {"rel", {{"type", "number"}, {"minimum", 0}}}}},
+          {"additionalProperties", false},
+          {"description", "A step is within when |c-b| <= abs or |c-b|/|b| <= rel (give one or both)."}};
+}
+
+json RunSchema(const char* side) {
+  return {{"oneOf", {{{"type", "string"}, {"minLength", 1}}, ParsedFileSchema()}},
+          {"description", std::string("The ") + side +
+                              " run: a log file, a TensorBoard event file or directory, or one element of "
+                              "parse_log's files (with series)."}};
+}
+
+}  // namespace
+
+json CompareLogsInputSchema() {
+  json properties = ParseOptionsSchemaProperties();
+  json presets = json::array();
+  for (const auto& p : logs::PresetNames()) presets.push_back(p);
+  properties["baseline"] = RunSchema("baseline");
+  properties["candidate"] = RunSchema("candidate");
+  properties["metrics"]["description"] =
+      "Metrics to compare (default: the preset's, else [\"loss\", \"grad_norm\"]).";
+  properties["preset"] = {
+      {"type", "string"},
+      {"enum", presets},
+      {"description", "premerge: every step |diff| <= 1e-5 for loss and grad_norm, NaN/Inf counts equal. "
+                      "precision-comparer: |diff| <= 1e-3, both logs must say \"training success\". "
+                      "torchtitan-npu: loss first-step abs < 0.005 and rel < 0.5%, mean abs < 0.01 and rel < 1%; "
+                      "grad_norm mean rel <= 10%."}};
+  properties["tolerance"] = ToleranceSchema();
+  properties["tolerances"] = {{"type", "object"},
+                              {"additionalProperties", ToleranceSchema()},
+                              {"description", "Per-metric tolerance, over `tolerance` and the preset."}};
+  properties["bitwise"] = {{"type", "boolean"}, {"default", false},
+                           {"description", "Every step must be identical; needs full-precision values "
+                                           "(TensorBoard) to PASS."}};
+  properties["steps"] = {{"type", "string"}, {"enum", {"strict", "common"}}, {"default", "strict"},
+                         {"description", "strict: both runs must log the same steps (else an error); common: "
+                                         "compare the steps both logged."}};
+  properties["case"] = {{"type", "string"}, {"pattern", "^[A-Za-z0-9._-]{1,128}$"}, {"default", "compare"},
+                        {"description", "Report subdirectory: <report_dir>/<case>/report.json."}};
+  properties["report_dir"] = {{"type", "string"}, {"description", "Overrides the server's report directory."}};
+  return {{"type", "object"},
+          {"properties", properties},
+          {"required", json::array({"baseline", "candidate"})},
+          {"additionalProperties", false}};
+}
+
+json CompareLogsOutputSchema() {
+  return {{"type", "object"},
+          {"required", {"schema", "verdict", "verdict_reason", "metrics", "baseline", "candidate", "report",
+                        "csv_path"}},
+          {"properties",
+           {{"schema", {{"type", "string"}}},
+            {"case", {{"type", "string"}}},
+            {"verdict", {{"type", "string"}, {"enum", {"PASS", "FAIL", "INCONCLUSIVE"}}}},
+            {"verdict_reason", {{"type", "string"}}},
+            {"preset", {{"type", {"string", "null"}}}},
+            {"mode", {{"type", "string"}}},
+            {"steps", {{"type", "string"}}},
+            {"baseline", {{"type", "object"}}},
+            {"candidate", {{"type", "object"}}},
+            {"metrics", {{"type", "object"}}},
+            {"notes", {{"type", "array"}, {"items", {{"type", "string"}}}}},
+            {"csv", {{"type", "string"}}},
+            {"report", {{"type", "string"}}},
+            {"csv_path", {{"type", "string"}}},
+            {"ledger_entry", {{"type", {"string", "null"}}}}}}};
+}
+
+}  // namespace parity::tools

@@ -1,0 +1,87 @@
+#include "tools/parse_log/parse_log.h"
+
+#include "domain/logs/log_parser.h"
+#include "domain/logs/result_json.h"
+#include "support/json_reader.h"
+#include "tools/parse_log/log_params.h"
+#include "tools/parse_log/parse_log_schema.h"
+
+namespace parity::tools {
+
+using json = nlohmann::json;
+
+namespace {
+
+struct Params {
+  std::vector<std::string> paths;
+  logs::ParseOptions options;
+  bool series = true;
+};
+
+Result<Params> Decode(const json& arguments) {
+  PARITY_RETURN_IF_ERROR(ExpectObject(arguments, "arguments"));
+  Params p;
+  JsonReader r(arguments, "arguments");
+  int max_errors = 200;
+  r.Required("paths", p.paths).Optional("series", p.series).Optional("sha256", p.options.sha256);
+  r.Optional("max_errors", max_errors);
+  DecodeParseOptions(r, p.options);
+  if (r.ok() && p.paths.empty()) r.Fail(r.Child("paths"), "must name at least one file");
+  for (size_t i = 0; r.ok() && i < p.paths.size(); ++i) {
+    if (p.paths[i].empty()) r.Fail(r.Child("paths") + "[" + std::to_string(i) + "]", "must not be empty");
+  }
+  if (r.ok() && (max_errors < 0 || max_errors > 100000)) r.Fail(r.Child("max_errors"), "must be 0..100000");
+  PARITY_RETURN_IF_ERROR(r.Finish());
+  p.options.max_errors = static_cast<size_t>(max_errors);
+  return p;
+}
+
+mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
+  auto params = Decode(arguments);
+  if (!params.ok()) return mcp::ToolResult::Error(params.status());
+  Params& p = *params;
+  auto paths = logs::ExpandLogPaths(p.paths);
+  if (!paths.ok()) return mcp::ToolResult::Error(paths.status());
+  p.options.cancel = ctx.cancellation();
+  json files = json::array();
+  std::string summary;
+  const size_t count = paths->size();
+  for (size_t i = 0; i < count; ++i) {
+    const auto& path = (*paths)[i];
+    p.options.progress = [&ctx, i, count, &path](uint64_t done, uint64_t total) {
+      const double fraction = total ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
+      ctx.Progress(static_cast<double>(i) + fraction, static_cast<double>(count), "reading " + path.string());
+    };
+    auto result = logs::ParseLog(path, p.options);
+    if (!result.ok()) return mcp::ToolResult::Error(std::move(result).take_status().Context("parse_log"));
+    summary += (summary.empty() ? "" : "\n") + DescribeParse(*result);
+    files.push_back(logs::ParseResultToJson(*result, p.series));
+  }
+  return mcp::ToolResult::Structured({{"files", std::move(files)}}, summary);
+}
+
+}  // namespace
+
+mcp::Tool MakeParseLogTool() {
+  mcp::Tool tool;
+  tool.spec.name = "parse_log";
+  tool.spec.title = "Parse training logs";
+  tool.spec.description =
+      "Reads a training log once, streaming, at disk speed: loss, grad_norm (and lr, tps, tflops, mfu, memory, "
+      "...) per step from torchtitan / torchtitan-npu (ANSI colours, [rankN]: prefixes), Megatron-LM / "
+      "MindSpeed-LLM / PanGu training_log lines, DeepSpeed progress lines, HF Trainer dicts, custom keywords or "
+      "a regex, and TensorBoard event files (full precision, CRC-checked). For each metric it reports how many "
+      "decimals the log printed (which bounds any comparison), NaN/Inf counts; for the run: steps seen, missing, "
+      "duplicated, restarts, the success marker, and every error line (Traceback, ERROR, NPU/CUDA out of "
+      "memory, ERR00100, E?9999, HCCL timeouts, Killed, signals) with its line number. Warnings are part of "
+      "the result. Read-only.";
+  tool.spec.input_schema = ParseLogInputSchema();
+  tool.spec.output_schema = ParseLogOutputSchema();
+  tool.spec.annotations.read_only = true;
+  tool.spec.annotations.idempotent = true;
+  tool.spec.annotations.open_world = false;
+  tool.handler = Handle;
+  return tool;
+}
+
+}  // namespace parity::tools
