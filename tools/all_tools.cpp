@@ -1,5 +1,9 @@
 #include "tools/all_tools.h"
 
+#include "tools/audit_workspace/audit_workspace.h"
+#include "tools/compare_logs/compare_logs.h"
+#include "tools/msprobe_first_diff/msprobe_first_diff.h"
+#include "tools/parse_log/parse_log.h"
 #include "tools/probe_env/probe_env.h"
 #include "tools/run_training/run_training.h"
 
@@ -8,8 +12,12 @@ namespace parity::tools {
 // Each tool folder declares its factory in its own header; add one line per tool here.
 std::vector<mcp::Tool> AllTools() {
   std::vector<mcp::Tool> tools;
+  tools.push_back(MakeAuditWorkspaceTool());
   tools.push_back(MakeProbeEnvTool());
   tools.push_back(MakeRunTrainingTool());
+  tools.push_back(MakeParseLogTool());
+  tools.push_back(MakeCompareLogsTool());
+  tools.push_back(MakeMsprobeFirstDiffTool());
   return tools;
 }
 
