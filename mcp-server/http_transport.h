@@ -30,7 +30,7 @@ struct HttpOptions {
   std::optional<std::string> bearer_token;
   std::vector<std::string> allowed_hosts;  // besides loopback names and `host`
   size_t max_body_bytes = 4u << 20;
-  size_t threads = 32;
+  size_t threads = 64;  // > worker threads + queue: answers to elicitations find a thread
   size_t max_sessions = 1024;
   int read_timeout_s = 30;
   int write_timeout_s = 30;

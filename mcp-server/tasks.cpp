@@ -42,7 +42,7 @@ TaskStore::~TaskStore() {
     std::lock_guard lock(mutex_);
     for (auto& [id, t] : tasks_) t->cancel.Cancel();
   }
-  for (auto& t : threads_) t.join();
+  for (auto& r : runners_) r.thread.join();
 }
 
 json TaskStore::TaskJson(const Task& t) const {
@@ -75,16 +75,23 @@ TaskStore::Outcome TaskStore::Start(std::shared_ptr<const Tool> tool, json argum
     Expire();
     tasks_[task->id] = task;
     created = TaskJson(*task);
-    threads_.emplace_back([this, task, tool, arguments, inputs, setup, &signer] {
+    std::erase_if(runners_, [](Runner& r) {
+      if (!r.done->load()) return false;
+      r.thread.join();
+      return true;
+    });
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    runners_.push_back({std::thread([this, task, tool, arguments, inputs, setup, &signer, done] {
       Invocation inv = InvokeTool(*tool, arguments, inputs, setup, signer);
       std::lock_guard lock(mutex_);
+      done->store(true);
       if (task->status == "cancelled") return;
       task->invocation = std::move(inv);
       task->status = task->invocation.error ? "failed" : "completed";
       task->updated_at = NowIso();
       task->expires = std::chrono::steady_clock::now() + std::chrono::milliseconds(task->ttl_ms);
       changed_.notify_all();
-    });
+    }), done});
   }
   return json{{"task", created}};
 }

@@ -5,6 +5,7 @@
 // fallback in its result, since no request stays open to carry them.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -49,7 +50,11 @@ class TaskStore {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::map<std::string, std::shared_ptr<Task>> tasks_;
-  std::vector<std::thread> threads_;
+  struct Runner {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::vector<Runner> runners_;  // finished ones are joined on the next Start
 };
 
 }  // namespace parity::mcp
