@@ -1,13 +1,13 @@
 #include "mcp-server/http_transport.h"
 
 #include <openssl/crypto.h>
-#include <openssl/rand.h>
 
 #include <algorithm>
 #include <map>
 #include <set>
 
 #include "mcp-server/http_exchange.h"
+#include "mcp-server/signed_state.h"
 
 namespace parity::mcp {
 
@@ -21,17 +21,7 @@ class NullSink : public Sink {
   bool Send(const json&) override { return true; }
 };
 
-std::string RandomSessionId() {
-  unsigned char bytes[16];
-  RAND_bytes(bytes, sizeof bytes);
-  static const char* hex = "0123456789abcdef";
-  std::string id;
-  for (unsigned char b : bytes) {
-    id.push_back(hex[b >> 4]);
-    id.push_back(hex[b & 15]);
-  }
-  return id;
-}
+std::string RandomSessionId() { return RandomHex(16); }
 
 void JsonReply(httplib::Response& res, int status, const json& body) {
   res.status = status;

@@ -3,8 +3,10 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <openssl/rand.h>
+#include <sys/random.h>
 
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace parity::mcp {
@@ -75,10 +77,28 @@ std::string Sha256Hex(std::string_view bytes) {
   return out;
 }
 
-StateSigner::StateSigner() {
-  key_.resize(32);
-  RAND_bytes(reinterpret_cast<unsigned char*>(key_.data()), static_cast<int>(key_.size()));
+std::string RandomBytes(size_t n) {
+  std::string out(n, '\0');
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = getrandom(out.data() + got, n - got, 0);
+    if (r > 0) got += static_cast<size_t>(r);
+    else if (errno != EINTR) std::abort();  // no entropy source: refusing beats a guessable key
+  }
+  return out;
 }
+
+std::string RandomHex(size_t n) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : RandomBytes(n)) {
+    out.push_back(hex[b >> 4]);
+    out.push_back(hex[b & 15]);
+  }
+  return out;
+}
+
+StateSigner::StateSigner() : key_(RandomBytes(32)) {}
 
 static std::string Digest(const StateBinding& b) {
   return Sha256Hex(b.method + '\n' + b.target + '\n' + b.arguments.dump(-1, ' ', false, json::error_handler_t::replace));

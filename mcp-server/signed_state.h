@@ -43,5 +43,10 @@ class StateSigner {
 std::string Base64UrlEncode(std::string_view bytes);
 Result<std::string> Base64UrlDecode(std::string_view text);
 std::string Sha256Hex(std::string_view bytes);
+// `n` bytes from the kernel's CSPRNG (getrandom); aborts if the kernel has none, since a
+// guessable key or session id is worse than no server.
+std::string RandomBytes(size_t n);
+// 2*n lowercase hex characters of RandomBytes(n): session and task ids.
+std::string RandomHex(size_t n);
 
 }  // namespace parity::mcp

@@ -1,10 +1,9 @@
 #include "mcp-server/tasks.h"
 
-#include <openssl/rand.h>
-
 #include <ctime>
 
 #include "mcp-server/server_internal.h"
+#include "mcp-server/signed_state.h"
 
 namespace parity::mcp {
 
@@ -19,17 +18,7 @@ std::string NowIso() {
   return buf;
 }
 
-std::string RandomId() {
-  unsigned char bytes[16];
-  RAND_bytes(bytes, sizeof bytes);
-  static const char* hex = "0123456789abcdef";
-  std::string id;
-  for (unsigned char b : bytes) {
-    id.push_back(hex[b >> 4]);
-    id.push_back(hex[b & 15]);
-  }
-  return id;
-}
+std::string RandomId() { return RandomHex(16); }
 
 bool Terminal(const std::string& status) {
   return status == "completed" || status == "failed" || status == "cancelled";
