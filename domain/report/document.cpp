@@ -1,0 +1,445 @@
+#include "domain/report/document.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <regex>
+
+#include "domain/report/hunt_section.h"
+#include "support/subprocess.h"
+#include "support/version.h"
+
+namespace parity::report {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Upper bound on appendix rows; the CSV always has all of them.
+constexpr size_t kAppendixRows = 2000;
+constexpr size_t kOffendingRows = 20;
+
+class Builder {
+ public:
+  Builder(const ReportModel& model, Document& doc) : model_(model), doc_(doc) {}
+
+  const char* L(const char* zh, const char* en) const { return model_.language == Language::kZh ? zh : en; }
+  std::string VerdictWord(const std::string& v) const {
+    if (model_.language == Language::kEn) return v;
+    if (v == "PASS") return "PASS（通过）";
+    if (v == "FAIL") return "FAIL（未通过）";
+    return "INCONCLUSIVE（无法判定）";
+  }
+
+  Block& Add(Block::Kind kind) {
+    doc_.blocks.emplace_back();
+    doc_.blocks.back().kind = kind;
+    return doc_.blocks.back();
+  }
+  void Heading(int level, std::string text) {
+    auto& b = Add(Block::Kind::kHeading);
+    b.level = level;
+    b.text = std::move(text);
+  }
+  void Paragraph(std::string text) { Add(Block::Kind::kParagraph).text = std::move(text); }
+  Block& KeyValues(bool monospace = false) {
+    auto& b = Add(Block::Kind::kKeyValues);
+    b.monospace = monospace;
+    return b;
+  }
+  Block& Table(std::vector<std::string> header, bool monospace = false) {
+    auto& b = Add(Block::Kind::kTable);
+    b.header = std::move(header);
+    b.monospace = monospace;
+    return b;
+  }
+
+  const ReportModel& model_;
+  Document& doc_;
+};
+
+// The shortest decimal that reads back as the same double: what the log printed, without
+// the %.17g noise (5.32312, not 5.3231200000000003), and never less than the truth.
+std::string Exact(double v) {
+  if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+  char buf[64];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+
+// A difference: 0 when exactly zero (bitwise equal), else three significant digits.
+std::string Diff(double v) {
+  if (v == 0) return "0";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+std::string Fmt(const json& v, const char* format = "%.6g") {
+  if (v.is_number()) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, format, v.get<double>());
+    return buf;
+  }
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_null()) return "-";
+  return v.dump();
+}
+
+std::string Fmt(double v, const char* format = "%.6g") {
+  if (std::isnan(v)) return "nan";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string SafeId(const std::string& s) {
+  std::string out;
+  for (char c : s) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_') ? c : '_';
+  return out;
+}
+
+std::string NanInf(const json& stats, const char* side) {
+  const json& n = stats.value("nan_inf", json::object()).value(side, json::object());
+  return Fmt(n.value("nan", json())) + " / " + Fmt(n.value("inf", json()));
+}
+
+void AddSummary(Builder& b) {
+  b.Heading(2, b.L("结论", "Verdict"));
+  auto& v = b.Add(Block::Kind::kVerdict);
+  v.verdict = OverallVerdict(b.model_);
+  size_t pass = 0;
+  for (const auto& c : b.model_.cases) pass += c.report["verdict"] == "PASS";
+  v.text = std::to_string(pass) + "/" + std::to_string(b.model_.cases.size()) +
+           b.L(" 个用例通过。判定标准：每个指标逐 step 差异不超过容差，且两侧 NaN/Inf 数量相同。",
+               " cases passed. A case passes when every metric stays within its tolerance at every step and "
+               "both sides have the same NaN/Inf counts.");
+  auto& t = b.Table({b.L("用例", "Case"), b.L("结论", "Verdict"), b.L("说明", "Reason"),
+                     b.L("首个超标 step", "First step beyond tolerance")});
+  for (const auto& c : b.model_.cases) {
+    json first;
+    for (const auto& m : c.metrics) {
+      const json& f = m.stats.value("first_exceeding_step", json());
+      if (f.is_number() && (first.is_null() || f.get<double>() < first.get<double>())) first = f;
+    }
+    t.rows.push_back({c.name, b.VerdictWord(c.report["verdict"]), c.report["verdict_reason"], Fmt(first)});
+  }
+}
+
+// Model, config and determinism options as they appear in the commands parity ran.
+void AddSetup(Builder& b, const json& reproduce) {
+  b.Heading(2, b.L("环境信息", "Environment"));
+  if (reproduce.is_null() || reproduce["environment"].empty()) {
+    b.Paragraph(b.L("账本中没有 probe_env 记录的环境信息（请先运行 probe_env）。",
+                    "The ledger holds no environment recorded by probe_env (run probe_env first)."));
+  } else {
+    auto& kv = b.KeyValues();
+    for (const auto& [side, summary] : reproduce["environment"].items()) {
+      if (!summary.is_object()) {
+        kv.pairs.push_back({side, Fmt(summary)});
+        continue;
+      }
+      for (const auto& [k, v] : summary.items()) kv.pairs.push_back({side + " · " + k, Fmt(v)});
+    }
+  }
+
+  b.Heading(2, b.L("提交与配置", "Commits and configuration"));
+  auto& kv = b.KeyValues(/*monospace=*/true);
+  if (!reproduce.is_null()) {
+    kv.pairs.push_back({b.L("仓库", "Repository"), reproduce["repo"]["clone_url"]});
+    for (const char* side : {"baseline", "candidate"}) {
+      const json& s = reproduce[side];
+      std::string label = std::string(side == std::string("baseline") ? b.L("分支 A（基线）", "Branch A (baseline)")
+                                                                        : b.L("分支 B（候选）", "Branch B (candidate)"));
+      kv.pairs.push_back({label, (s["ref"].is_string() ? s["ref"].get<std::string>() + " @ " : "") +
+                                     s["commit"].get<std::string>()});
+    }
+    std::vector<std::string> models, determinism;
+    static const std::regex kDeterminism("seed|determin|HASHSEED|CUBLAS_WORKSPACE|HCCL_DETERMINISTIC", std::regex::icase);
+    for (const auto& s : reproduce["steps"]) {
+      if (s["action"] != "train") continue;
+      const auto& argv = s["argv"];
+      for (size_t i = 0; i < argv.size(); ++i) {
+        std::string a = argv[i];
+        if ((a == "--module" || a == "--model") && i + 1 < argv.size()) models.push_back(argv[i + 1]);
+        if (a.rfind("--module=", 0) == 0 || a.rfind("--model=", 0) == 0) models.push_back(a.substr(a.find('=') + 1));
+        if (std::regex_search(a, kDeterminism)) {
+          std::string opt = a;
+          if (a.find('=') == std::string::npos && i + 1 < argv.size() && argv[i + 1].get<std::string>().rfind("--", 0) != 0)
+            opt += " " + argv[i + 1].get<std::string>();
+          determinism.push_back(opt);
+        }
+      }
+      for (const auto& [k, v] : s["env"].items()) {
+        if (std::regex_search(k, kDeterminism)) determinism.push_back(k + "=" + v.get<std::string>());
+      }
+    }
+    auto join_unique = [](std::vector<std::string> v) {
+      std::sort(v.begin(), v.end());
+      v.erase(std::unique(v.begin(), v.end()), v.end());
+      std::string out;
+      for (const auto& s : v) out += (out.empty() ? "" : "  ") + s;
+      return out.empty() ? std::string("-") : out;
+    };
+    kv.pairs.push_back({b.L("模型", "Model"), join_unique(models)});
+    kv.pairs.push_back({b.L("确定性选项", "Determinism options"), join_unique(determinism)});
+  }
+  for (const auto& c : b.model_.cases) {
+    const json& steps = c.report["baseline"].value("steps", json());
+    std::string range = steps.is_array() && steps.size() == 2 ? Fmt(steps[0]) + "-" + Fmt(steps[1]) : Fmt(steps);
+    kv.pairs.push_back({b.L("用例 ", "Case ") + c.name,
+                        std::string(b.L("步数 ", "steps ")) + range + ", " + b.L("模式 ", "mode ") +
+                            Fmt(c.report.value("mode", json())) + ", preset " + Fmt(c.report.value("preset", json()))});
+  }
+}
+
+ChartSpec OverlayChart(const CaseData& c, const MetricData& m) {
+  ChartSpec spec;
+  spec.title = c.name + ": " + m.name + " (baseline vs candidate)";
+  spec.y_label = m.name;
+  spec.series.push_back({"baseline", m.steps, m.baseline, BaselineStroke()});
+  spec.series.push_back({"candidate", m.steps, m.candidate, CandidateStroke()});
+  return spec;
+}
+
+ChartSpec DiffChart(const CaseData& c) {
+  ChartSpec spec;
+  spec.title = c.name + ": |candidate - baseline| per step";
+  spec.y_label = "absolute difference";
+  spec.log_y = true;
+  const Stroke strokes[] = {BaselineStroke(), CandidateStroke(), SecondaryStroke()};
+  size_t zeros = 0, total = 0;
+  std::optional<double> tolerance;
+  bool mixed = false;
+  for (size_t i = 0; i < c.metrics.size(); ++i) {
+    const auto& m = c.metrics[i];
+    Stroke s = strokes[i % 3];
+    spec.series.push_back({m.name, m.steps, m.abs_diff, s, /*markers=*/true});
+    for (double d : m.abs_diff) zeros += d == 0, total += 1;
+    if (m.tolerance_abs) {
+      if (tolerance && *tolerance != *m.tolerance_abs) mixed = true;
+      tolerance = tolerance ? std::min(*tolerance, *m.tolerance_abs) : *m.tolerance_abs;
+    }
+  }
+  if (tolerance && *tolerance > 0) {
+    spec.hline = ChartSpec::HLine{*tolerance, (mixed ? "smallest tolerance " : "tolerance ") + Fmt(*tolerance), ToleranceStroke()};
+  }
+  if (tolerance && *tolerance == 0) {
+    spec.note = "bitwise mode (tolerance 0): every point drawn is a failure";
+  }
+  if (zeros == total) {
+    spec.note = "every difference is exactly 0 (bitwise equal): nothing to draw on the log scale";
+  } else if (zeros > 0) {
+    spec.note += std::string(spec.note.empty() ? "" : "; ") + std::to_string(zeros) + " of " + std::to_string(total) + " differences are 0, not drawn on the log scale";
+  }
+  return spec;
+}
+
+void AddCase(Builder& b, const CaseData& c) {
+  b.Heading(2, std::string(b.L("用例 ", "Case ")) + c.name);
+  auto& v = b.Add(Block::Kind::kVerdict);
+  v.verdict = c.report["verdict"];
+  v.text = c.report["verdict_reason"];
+
+  auto& kv = b.KeyValues(/*monospace=*/true);
+  for (const char* side : {"baseline", "candidate"}) {
+    const json& s = c.report[side];
+    kv.pairs.push_back({std::string(side) + " log", s["path"].get<std::string>()});
+    kv.pairs.push_back({std::string(side) + " format · steps · sha256",
+                        Fmt(s.value("format", json())) + " · " + Fmt(s.value("steps", json())) + " · " +
+                            Fmt(s.value("sha256", json()))});
+    for (const char* list : {"errors", "warnings"}) {
+      const json& items = s.value(list, json::array());
+      if (items.is_array() && !items.empty()) {
+        std::string text;
+        for (const auto& it : items) text += (text.empty() ? "" : "; ") + Fmt(it);
+        kv.pairs.push_back({std::string(side) + " " + list, text});
+      }
+    }
+  }
+
+  b.Heading(3, b.L("差异统计", "Difference statistics"));
+  auto& t = b.Table({b.L("指标", "Metric"), b.L("最大绝对差 (step)", "max abs (step)"), b.L("平均绝对差", "mean abs"),
+                     b.L("最大相对差 (step)", "max rel (step)"), b.L("平均相对差", "mean rel"), b.L("容差", "tolerance"),
+                     b.L("超标 step 数", "steps beyond"), "NaN/Inf baseline", "NaN/Inf candidate",
+                     b.L("逐位一致", "bitwise equal")});
+  auto diff = [](const json& v) { return v.is_number() ? Diff(v.get<double>()) : Fmt(v); };
+  auto at = [](const json& step) { return step.is_number() ? " (" + Fmt(step) + ")" : std::string(); };
+  for (const auto& m : c.metrics) {
+    const json& s = m.stats;
+    const json& tol = s.value("tolerance", json::object());
+    std::string tol_text = "abs " + diff(tol.value("abs", json()));
+    if (tol.value("rel", json()).is_number()) tol_text += ", rel " + diff(tol["rel"]);
+    t.rows.push_back({m.name, diff(s.value("max_abs", json())) + at(s.value("max_abs_step", json())),
+                      diff(s.value("mean_abs", json())),
+                      diff(s.value("max_rel", json())) + at(s.value("max_rel_step", json())),
+                      diff(s.value("mean_rel", json())), tol_text, Fmt(s.value("exceeding_count", json())),
+                      NanInf(s, "baseline"), NanInf(s, "candidate"), Fmt(s.value("bitwise_equal", json()))});
+  }
+
+  for (const auto& m : c.metrics) {
+    const json& off = m.stats.value("offending", json::array());
+    if (!off.is_array() || off.empty()) continue;
+    b.Heading(3, std::string(b.L("超标步骤：", "Steps beyond tolerance: ")) + m.name + " (" +
+                     Fmt(m.stats.value("exceeding_count", json())) + ")");
+    auto& o = b.Table({"step", "baseline", "candidate", "abs", "rel"}, /*monospace=*/true);
+    for (size_t i = 0; i < off.size() && i < kOffendingRows; ++i) {
+      const json& r = off[i];
+      auto num = [&](const char* k, bool exact) {
+        const json& v = r.value(k, json());
+        return v.is_number() ? (exact ? Exact(v.get<double>()) : Diff(v.get<double>())) : Fmt(v);
+      };
+      o.rows.push_back({Fmt(r.value("step", json())), num("baseline", true), num("candidate", true), num("abs", false),
+                        num("rel", false)});
+    }
+    if (off.size() > kOffendingRows) {
+      b.Paragraph(std::string(b.L("仅列出前 20 个；完整列表见 diff_summary.csv。", "First 20 shown; all are in diff_summary.csv.")));
+    }
+  }
+
+  b.Heading(3, b.L("曲线", "Charts"));
+  for (const auto& m : c.metrics) {
+    auto& ch = b.Add(Block::Kind::kChart);
+    ch.chart = OverlayChart(c, m);
+    ch.chart_id = SafeId(c.name + "_" + m.name);
+  }
+  auto& ch = b.Add(Block::Kind::kChart);
+  ch.chart = DiffChart(c);
+  ch.chart_id = SafeId(c.name + "_abs_diff");
+}
+
+void AddReproduce(Builder& b, const json& r) {
+  b.Heading(2, b.L("复现步骤", "How to reproduce"));
+  if (r.is_null()) {
+    b.Paragraph(b.L("本报告未生成 reproduce.json（formats 中未包含 reproduce）。",
+                    "No reproduce.json was generated for this report (\"reproduce\" was not among the formats)."));
+    return;
+  }
+  b.Paragraph(b.L("以下命令全部取自 parity 账本（manifest.json）中实际执行并成功的记录。"
+                  "一键重放：parity reproduce report/reproduce.json --work-dir 任一新目录",
+                  "Every command below is one parity actually ran successfully, taken from the ledger "
+                  "(manifest.json). To replay all of it: parity reproduce report/reproduce.json --work-dir NEW_DIR"));
+  for (const auto& w : r["warnings"]) b.Paragraph(std::string(b.L("注意：", "Warning: ")) + w.get<std::string>());
+  std::string script;
+  script += "# 1. clone and check out both commits\n";
+  script += ShellQuote({"git", "clone", r["repo"]["clone_url"], "repo"}) + "\n";
+  for (const auto& remote : r["repo"]["remotes"]) {
+    script += "#    remote " + remote["name"].get<std::string>() + ": " + remote["url"].get<std::string>() + "\n";
+  }
+  for (const char* side : {"baseline", "candidate"}) {
+    std::string wt = r[side]["worktree"].is_string() ? r[side]["worktree"].get<std::string>() : std::string("../") + side;
+    script += ShellQuote({"git", "-C", "repo", "worktree", "add", "--detach", wt, r[side]["commit"]}) + "\n";
+  }
+  if (r["infra"]["tarball"].is_string()) {
+    script += "# 2. infra files (" + std::to_string(r["infra"]["files"].size()) + ") into both worktrees\n";
+    for (const char* side : {"baseline", "candidate"}) {
+      std::string wt = r[side]["worktree"].is_string() ? r[side]["worktree"].get<std::string>() : std::string("../") + side;
+      script += ShellQuote({"tar", "-xzf", r["infra"]["tarball"], "-C", wt}) + "\n";
+    }
+  }
+  script += "# 3. the commands parity ran, in order\n";
+  for (const auto& s : r["steps"]) {
+    script += "# " + s["id"].get<std::string>() + "  " + s["tool"].get<std::string>() + " " + s["action"].get<std::string>();
+    if (s["side"].is_string()) script += " " + s["side"].get<std::string>();
+    if (s["config"].is_string()) script += " " + s["config"].get<std::string>();
+    if (s["host"] != "local") script += "  (on " + s["host"].get<std::string>() + ")";
+    script += "\n" + ShellQuote({"cd", s["cwd"]}) + " && ";
+    std::vector<std::string> argv;
+    if (!s["env"].empty()) {
+      argv.push_back("env");
+      for (const auto& [k, v] : s["env"].items()) argv.push_back(k + "=" + v.get<std::string>());
+    }
+    for (const auto& a : s["argv"]) argv.push_back(a);
+    script += ShellQuote(argv) + "\n";
+  }
+  b.Add(Block::Kind::kCode).text = script;
+
+  b.Heading(3, b.L("Infra 文件（两侧共用，见 infra_files.tar.gz）", "Infra files (both sides; in infra_files.tar.gz)"));
+  if (r["infra"]["files"].empty()) {
+    b.Paragraph(b.L("无。", "None."));
+  } else {
+    auto& t = b.Table({"#", b.L("文件", "File")}, /*monospace=*/true);
+    size_t i = 0;
+    for (const auto& f : r["infra"]["files"]) t.rows.push_back({std::to_string(++i), f});
+  }
+}
+
+void AddLogs(Builder& b) {
+  b.Heading(2, b.L("训练日志", "Training logs"));
+  auto& links = b.Add(Block::Kind::kLinks);
+  fs::path from = b.model_.report_dir / "report";
+  for (const auto& log : b.model_.logs) {
+    links.pairs.push_back({log.label + ": " + log.path.string(), log.path.lexically_relative(from).string()});
+  }
+}
+
+void AddAppendix(Builder& b) {
+  for (const auto& c : b.model_.cases) {
+    b.Heading(2, std::string(b.L("附录：逐 step 差异明细 · ", "Appendix: per-step differences · ")) + c.name);
+    std::vector<std::string> header = {"step"};
+    for (const auto& m : c.metrics) {
+      header.push_back(m.name + " baseline");
+      header.push_back(m.name + " candidate");
+      header.push_back(m.name + " |diff|");
+    }
+    auto& t = b.Table(header, /*monospace=*/true);
+    size_t rows = std::min(c.csv_rows.size(), kAppendixRows);
+    for (size_t i = 0; i < rows; ++i) {
+      std::vector<std::string> row = {Fmt(c.metrics[0].steps[i], "%.0f")};
+      for (const auto& m : c.metrics) {
+        row.push_back(Exact(m.baseline[i]));
+        row.push_back(Exact(m.candidate[i]));
+        row.push_back(Diff(m.abs_diff[i]));
+      }
+      t.rows.push_back(std::move(row));
+    }
+    std::string note = b.L("数值按原值的最短精确表示列出；含相对差异的完整表见 ",
+                           "Values are shown in their shortest exact form; the full table with relative differences is in ");
+    note += c.csv_path.string();
+    if (c.csv_rows.size() > rows) {
+      note += b.L("；此处仅列出前 ", "; only the first ") + std::to_string(rows) + b.L(" 行。", " rows are shown here.");
+    }
+    b.Paragraph(note);
+  }
+}
+
+}  // namespace
+
+std::string OverallVerdict(const ReportModel& model) {
+  bool fail = false, inconclusive = false;
+  for (const auto& c : model.cases) {
+    fail = fail || c.report["verdict"] == "FAIL";
+    inconclusive = inconclusive || c.report["verdict"] == "INCONCLUSIVE";
+  }
+  return fail ? "FAIL" : inconclusive ? "INCONCLUSIVE" : "PASS";
+}
+
+Document BuildDocument(const ReportModel& model, const json& reproduce, const std::string& generated_at) {
+  Document doc;
+  doc.language = model.language;
+  Builder b(model, doc);
+  doc.title = model.title.empty() ? b.L("数值精度对比报告", "Numerical parity report") : model.title;
+  doc.subtitle = std::string(b.L("生成时间 ", "Generated ")) + generated_at + " · parity " + PARITY_VERSION;
+  AddSummary(b);
+  AddSetup(b, reproduce);
+  for (const auto& c : model.cases) AddCase(b, c);
+  if (model.hunt) AddHuntSection(*model.hunt, model.language, doc);
+  AddReproduce(b, reproduce);
+  AddLogs(b);
+  AddAppendix(b);
+  return doc;
+}
+
+std::vector<const Block*> Charts(const Document& doc) {
+  std::vector<const Block*> out;
+  for (const auto& b : doc.blocks)
+    if (b.kind == Block::Kind::kChart) out.push_back(&b);
+  return out;
+}
+
+}  // namespace parity::report

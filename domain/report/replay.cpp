@@ -1,0 +1,150 @@
+// Replay of a reproduce.json (parity reproduce): see reproduce.h.
+#include <algorithm>
+#include <system_error>
+
+#include "domain/report/reproduce.h"
+#include "support/subprocess.h"
+
+namespace parity::report {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Rewrites recorded paths to their place in the rerun, longest prefix first, in one pass so
+// a replaced path is never rewritten again.
+class PathMap {
+ public:
+  void Add(const std::string& from, const fs::path& to) {
+    if (!from.empty()) pairs_.emplace_back(from, to.string());
+    std::sort(pairs_.begin(), pairs_.end(), [](auto& a, auto& b) { return a.first.size() > b.first.size(); });
+  }
+  std::string Apply(const std::string& s) const {
+    std::string out;
+    for (size_t i = 0; i < s.size();) {
+      bool hit = false;
+      for (const auto& [from, to] : pairs_) {
+        if (s.compare(i, from.size(), from) == 0) {
+          out += to;
+          i += from.size();
+          hit = true;
+          break;
+        }
+      }
+      if (!hit) out += s[i++];
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> pairs_;
+};
+
+ProcessOptions Cmd(std::vector<std::string> argv) {
+  ProcessOptions p;
+  p.argv = std::move(argv);
+  return p;
+}
+
+Status Run(const ReplayOptions& o, ProcessOptions p, const std::string& what) {
+  p.cancel = o.cancel;
+  p.merge_stderr = true;
+  if (o.print) o.print("$ " + ShellQuote(p.argv) + (p.cwd.empty() ? "" : "    (in " + p.cwd.string() + ")") + "\n");
+  if (o.dry_run) return Status::Ok();
+  if (o.print) p.on_output = [&o](std::string_view chunk) { o.print(std::string(chunk)); };
+  auto result = RunProcess(p);
+  if (!result.ok()) return std::move(result).take_status().Context(what);
+  if (!result->success()) return ProcessFailure(what, p, *result);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Replay(const ReplayOptions& o) {
+  auto loaded = ReadJsonFile(o.reproduce_json);
+  if (!loaded.ok()) return std::move(loaded).take_status();
+  const json r = std::move(loaded).value();
+  PARITY_RETURN_IF_ERROR(ValidateReproduce(r, /*check_world=*/false));
+
+  std::error_code ec;
+  if (fs::exists(o.work_dir, ec) && !fs::is_empty(o.work_dir, ec)) {
+    return FailedPrecondition("work directory " + o.work_dir.string() + " exists and is not empty")
+        .WithHint("pass a new directory; the rerun creates worktrees and a report directory inside it");
+  }
+  const fs::path work = fs::absolute(o.work_dir);
+  const fs::path repo_dir = work / "repo";
+  const fs::path report_dir = work / "numerical_report";
+  std::map<std::string, fs::path> worktree = {{"baseline", work / "worktrees" / "baseline"},
+                                              {"candidate", work / "worktrees" / "candidate"}};
+  if (!o.dry_run) {
+    fs::create_directories(report_dir / "replay", ec);
+    fs::create_directories(work / "worktrees", ec);
+    if (ec) return Unavailable("cannot create " + report_dir.string() + ": " + ec.message());
+  }
+
+  // The repository: a local copy when the recorded one is here, else its clone URL.
+  const std::string recorded_repo = r["repo"]["path"];
+  const std::string source = fs::is_directory(recorded_repo) ? recorded_repo : r["repo"]["clone_url"].get<std::string>();
+  PARITY_RETURN_IF_ERROR(Run(o, Cmd({"git", "clone", "--quiet", "--no-checkout", source, repo_dir.string()}),
+                             "cloning " + source));
+  for (const char* side : {"baseline", "candidate"}) {
+    std::string commit = r[side]["commit"];
+    PARITY_RETURN_IF_ERROR(Run(o,
+                               Cmd({"git", "-C", repo_dir.string(), "worktree", "add", "--quiet", "--detach",
+                                         worktree[side].string(), commit}),
+                               std::string("creating the ") + side + " worktree at " + commit));
+  }
+
+  // Infra files go into both worktrees, as audit_workspace did.
+  if (r["infra"]["tarball"].is_string()) {
+    std::string rel = r["infra"]["tarball"];
+    fs::path tarball = fs::path(r["report_dir"].get<std::string>()) / rel;
+    if (!fs::exists(tarball)) tarball = o.reproduce_json.parent_path().parent_path() / rel;  // shipped report dir
+    if (!fs::exists(tarball)) {
+      return NotFound("infra tarball " + rel + " not found beside " + r["report_dir"].get<std::string>() +
+                      " or beside " + o.reproduce_json.parent_path().parent_path().string())
+          .WithHint("copy infra_files.tar.gz next to the report/ folder that holds reproduce.json");
+    }
+    for (const char* side : {"baseline", "candidate"}) {
+      PARITY_RETURN_IF_ERROR(Run(o, Cmd({"tar", "-xzf", tarball.string(), "-C", worktree[side].string()}),
+                                 std::string("extracting infra files into the ") + side + " worktree"));
+    }
+  }
+
+  PathMap map;
+  map.Add(r["report_dir"], report_dir);
+  map.Add(recorded_repo, repo_dir);
+  for (const char* side : {"baseline", "candidate"}) {
+    if (r[side]["worktree"].is_string()) map.Add(r[side]["worktree"], worktree[side]);
+  }
+  std::string parity = o.parity_binary.empty() ? fs::read_symlink("/proc/self/exe", ec).string() : o.parity_binary;
+
+  const json& steps = r["steps"];
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (o.cancel.cancelled()) return Cancelled();
+    const json& s = steps[i];
+    std::string what = "step " + std::to_string(i + 1) + "/" + std::to_string(steps.size()) + " " +
+                       s["id"].get<std::string>() + " (" + s["tool"].get<std::string>() + " " +
+                       s["action"].get<std::string>() + (s["side"].is_string() ? " " + s["side"].get<std::string>() : "") + ")";
+    if (s["host"] != "local") {
+      return FailedPrecondition(what + " ran on host " + s["host"].get<std::string>() +
+                                "; parity reproduce replays local steps only")
+          .WithHint("run it on that host by hand: " + ShellQuote(s["argv"].get<std::vector<std::string>>()));
+    }
+    ProcessOptions p;
+    for (const auto& a : s["argv"]) p.argv.push_back(map.Apply(a.get<std::string>()));
+    if (p.argv[0] == "parity") p.argv[0] = parity;
+    p.cwd = map.Apply(s["cwd"].get<std::string>());
+    for (const auto& [k, v] : s["env"].items()) p.env_set[k] = map.Apply(v.get<std::string>());
+    p.tee_path = report_dir / "replay" / (s["id"].get<std::string>() + ".log");
+    if (o.print) o.print("== " + what + "\n");
+    if (!o.dry_run && !fs::is_directory(p.cwd)) {
+      return NotFound(what + ": working directory " + p.cwd.string() + " does not exist in the rerun");
+    }
+    PARITY_RETURN_IF_ERROR(Run(o, std::move(p), what));
+  }
+  if (o.print) o.print("replayed " + std::to_string(steps.size()) + " steps; outputs in " + report_dir.string() + "\n");
+  return Status::Ok();
+}
+
+}  // namespace parity::report
