@@ -5,6 +5,7 @@
 #include "tools/msprobe_first_diff/msprobe_first_diff.h"
 #include "tools/parse_log/parse_log.h"
 #include "tools/probe_env/probe_env.h"
+#include "tools/render_report/render_report.h"
 #include "tools/run_training/run_training.h"
 
 namespace parity::tools {
@@ -18,6 +19,7 @@ std::vector<mcp::Tool> AllTools() {
   tools.push_back(MakeParseLogTool());
   tools.push_back(MakeCompareLogsTool());
   tools.push_back(MakeMsprobeFirstDiffTool());
+  tools.push_back(MakeRenderReportTool());
   return tools;
 }
 
