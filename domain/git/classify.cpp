@@ -91,7 +91,8 @@ Result<Classification> ProposeClassification(git_repository* repo, const CommitI
       uncommitted.erase(again);
     } else {
       c.origin = ChangeOrigin::kCommitted;
-      c.allowed = {"A", "B"};
+      // A file the candidate deleted has no version to copy to the baseline.
+      c.allowed = f.change == "deleted" ? std::vector<std::string>{"A"} : std::vector<std::string>{"A", "B"};
       c.proposed = "A";
       c.reason = "committed in " + baseline.ref + ".." + candidate.ref + ": the change under test";
       if (infra && f.change != "deleted") {

@@ -6,6 +6,10 @@ namespace parity::git {
 
 namespace {
 
+// Larger files count as binary and are not read for line counts: an untracked checkpoint
+// in the working tree must not make the audit read gigabytes.
+constexpr git_off_t kMaxDiffedFileBytes = git_off_t{16} << 20;
+
 const char* DeltaName(git_delta_t status) {
   switch (status) {
     case GIT_DELTA_ADDED: return "added";
@@ -70,6 +74,7 @@ Result<DiffStat> DiffCommits(git_repository* repo, const CommitInfo& from, const
   PARITY_ASSIGN_OR_RETURN(auto a, TreeOf(repo, from.commit));
   PARITY_ASSIGN_OR_RETURN(auto b, TreeOf(repo, to.commit));
   git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
+  opts.max_size = kMaxDiffedFileBytes;
   git_diff* raw = nullptr;
   if (int rc = git_diff_tree_to_tree(&raw, repo, a.get(), b.get(), &opts); rc < 0) {
     return GitError(rc, "diffing " + from.ref + ".." + to.ref);
@@ -87,6 +92,7 @@ Result<DiffStat> DiffUncommitted(git_repository* repo, size_t max_files) {
   git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
   // No GIT_DIFF_UPDATE_INDEX: the user's index is read, never rewritten.
   opts.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS | GIT_DIFF_SHOW_UNTRACKED_CONTENT;
+  opts.max_size = kMaxDiffedFileBytes;
   git_diff* raw = nullptr;
   if (int rc = git_diff_tree_to_workdir_with_index(&raw, repo, head_tree.get(), &opts); rc < 0) {
     return GitError(rc, "diffing HEAD against the working tree");

@@ -126,7 +126,8 @@ Result<std::optional<BranchAcrossRemotes>> CheckBranchAcrossRemotes(git_reposito
 
 Result<CommitInfo> ResolveBaseline(git_repository* repo, const std::string& spec) {
   PARITY_ASSIGN_OR_RETURN(auto remotes, RemoteNames(repo));
-  bool bare_branch_name = spec.rfind("refs/", 0) != 0 && !StartsWithRemote(spec, remotes) &&
+  // HEAD is never a branch name here, even though remotes carry symbolic <remote>/HEAD refs.
+  bool bare_branch_name = spec != "HEAD" && spec.rfind("refs/", 0) != 0 && !StartsWithRemote(spec, remotes) &&
                           spec.find_first_of("~^@:") == std::string::npos;
   if (bare_branch_name) {
     PARITY_ASSIGN_OR_RETURN(auto across, CheckBranchAcrossRemotes(repo, spec));

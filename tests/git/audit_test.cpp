@@ -121,6 +121,13 @@ TEST_F(AuditTest, BranchOnOneRemoteOnlyIsNotAmbiguous) {
   EXPECT_EQ(r->commit, repos_.feature_tip);
 }
 
+TEST_F(AuditTest, HeadIsNeverTakenForABranchCarriedByRemotes) {
+  testing::Git(repos_.work, {"remote", "set-head", "cann", "master"});  // cann/HEAD -> cann/master
+  auto r = ResolveBaseline(repo_.get(), "HEAD");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->commit, repos_.feature_tip);
+}
+
 TEST_F(AuditTest, UnknownRevisionIsNotFound) {
   auto r = ResolveCommit(repo_.get(), "no-such-branch");
   ASSERT_FALSE(r.ok());

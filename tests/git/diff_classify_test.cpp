@@ -1,3 +1,5 @@
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -13,6 +15,7 @@
 namespace parity::git {
 namespace {
 
+namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using testing::DemoRepos;
 using testing::TempDir;
@@ -80,6 +83,22 @@ TEST_F(DiffTest, UncommittedStatIncludesStagedUnstagedAndUntracked) {
                          {"train_configs/debug.toml", "untracked +2 -0"},
                          {"train_configs/toy.toml", "modified +1 -1"},
                          {"utils/helper.py", "untracked +2 -0"}}));
+}
+
+TEST_F(DiffTest, LargeUntrackedFileIsBinaryAndNotCounted) {
+  fs::path big = repos_.work / "checkpoint.bin";
+  { std::ofstream(big) << "x"; }
+  fs::resize_file(big, std::uintmax_t{17} << 20);  // sparse: nothing is written to disk
+  auto stat = DiffUncommitted(repo_.get(), 1000);
+  ASSERT_TRUE(stat.ok()) << stat.status().ToString();
+  bool seen = false;
+  for (const auto& f : stat->files) {
+    if (f.path != "checkpoint.bin") continue;
+    seen = true;
+    EXPECT_TRUE(f.binary);
+    EXPECT_EQ(f.additions, 0u);
+  }
+  EXPECT_TRUE(seen);
 }
 
 TEST_F(DiffTest, MaxFilesCutsTheListAndSaysSo) {
