@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "mcp-server/http_transport.h"
 #include "mcp-server/stdio_transport.h"
+#include "prompts/prompts.h"
 #include "tools/all_tools.h"
 
 namespace parity::cli {
@@ -66,6 +67,7 @@ int ServeCommand(const std::vector<std::string>& args) {
   if (!http.empty()) pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   auto catalog = std::make_shared<mcp::Catalog>();
   for (auto& tool : tools::AllTools()) catalog->tools.Add(std::move(tool));
+  for (auto& prompt : prompts::AllPrompts(std::filesystem::current_path())) catalog->prompts.Add(std::move(prompt));
   mcp::ServerOptions options;
   options.report_dir = report_dir;
   options.instructions =

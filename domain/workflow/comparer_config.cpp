@@ -1,0 +1,81 @@
+#include "domain/workflow/comparer_config.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "support/json_reader.h"
+
+namespace parity::workflow {
+
+namespace {
+
+void DecodeSide(JsonReader& r, ComparerSide& side) {
+  r.Optional("mode", side.mode).OneOf("mode", side.mode, {"local", "remote"});
+  r.Optional("log_path", side.log_path).Optional("code_path", side.code_path).Required("run_script", side.run_script);
+  if (r.Has("ssh")) {
+    r.Object("ssh", false, [&](JsonReader& s) {
+      ComparerSsh ssh;
+      s.Optional("host", ssh.host).Optional("username", ssh.username).Optional("port", ssh.port);
+      s.Optional("password", ssh.password);
+      side.ssh = ssh;
+    });
+  }
+  if (r.ok() && side.mode == "remote" && (!side.ssh || side.ssh->host.empty())) {
+    r.Fail(r.Child("ssh.host"), "required when mode is remote");
+  }
+}
+
+nlohmann::json SideJson(const ComparerSide& s) {
+  nlohmann::json j = {{"mode", s.mode}, {"log_path", s.log_path}, {"code_path", s.code_path}, {"run_script", s.run_script}};
+  if (s.ssh) {
+    j["ssh"] = {{"host", s.ssh->host}, {"username", s.ssh->username}, {"port", s.ssh->port}};
+    if (s.ssh->password) j["ssh"]["password"] = "***";
+  }
+  return j;
+}
+
+}  // namespace
+
+Result<ComparerConfig> ParseComparerConfig(const nlohmann::json& value, const std::string& name) {
+  PARITY_RETURN_IF_ERROR(ExpectObject(value, name));
+  ComparerConfig c;
+  JsonReader r(value, name);
+  r.Object("baseline", true, [&](JsonReader& s) { DecodeSide(s, c.baseline); });
+  r.Object("test", true, [&](JsonReader& s) { DecodeSide(s, c.test); });
+  r.Object("msprobe", false, [&](JsonReader& m) {
+    m.Optional("baseline_data_dir", c.baseline_data_dir).Optional("test_data_dir", c.test_data_dir);
+    m.Optional("parse_code_dir", c.parse_code_dir).Optional("compare_output_dir", c.compare_output_dir);
+  });
+  r.Object("debug", false, [&](JsonReader& d) {
+    d.Optional("max_iterations", c.max_iterations).Optional("tolerance", c.tolerance);
+    d.Optional("log_keywords", c.log_keywords).Optional("trace_threshold", c.trace_threshold);
+  });
+  PARITY_RETURN_IF_ERROR(r.Finish());
+  if (c.max_iterations < 1) return InvalidArgument(name + ".debug.max_iterations: must be at least 1");
+  if (!(c.tolerance >= 0)) return InvalidArgument(name + ".debug.tolerance: must be a number >= 0");
+  return c;
+}
+
+Result<ComparerConfig> ReadComparerConfig(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot read the config file " + path.string());
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (buf.str().size() > (4u << 20)) return InvalidArgument(path.string() + ": larger than 4 MiB");
+  nlohmann::json value = nlohmann::json::parse(buf.str(), nullptr, false);
+  if (value.is_discarded()) return InvalidArgument(path.string() + ": not valid JSON");
+  return ParseComparerConfig(value, path.filename().string());
+}
+
+nlohmann::json Redacted(const ComparerConfig& c) {
+  return {{"baseline", SideJson(c.baseline)},
+          {"test", SideJson(c.test)},
+          {"msprobe",
+           {{"baseline_data_dir", c.baseline_data_dir}, {"test_data_dir", c.test_data_dir},
+            {"parse_code_dir", c.parse_code_dir}, {"compare_output_dir", c.compare_output_dir}}},
+          {"debug",
+           {{"max_iterations", c.max_iterations}, {"tolerance", c.tolerance}, {"log_keywords", c.log_keywords},
+            {"trace_threshold", c.trace_threshold}}}};
+}
+
+}  // namespace parity::workflow

@@ -1,0 +1,362 @@
+#include "domain/workflow/premerge.h"
+
+#include <algorithm>
+
+#include "domain/workflow/matrix.h"
+#include "domain/workflow/repo_catalog.h"
+
+namespace parity::workflow {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr size_t kSteps = 8;
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out;
+}
+
+// What an unanswered confirmation stops with.
+Status NeedsConsent(const std::string& what, const std::string& how, const json& found) {
+  return FailedPrecondition(what + " needs the user's confirmation, and the config does not give it; nothing was "
+                                   "created or run")
+      .WithHint(how + ", or run with --yes to accept parity's proposal")
+      .WithEvidence("found", found.dump(2));
+}
+
+json Common(const PremergeConfig& c) { return {{"report_dir", c.report_dir.string()}}; }
+
+struct Worktrees {
+  std::string baseline, candidate;
+};
+
+class Pipeline {
+ public:
+  Pipeline(const PremergeConfig& c, const PremergeOptions& o, StepRunner& r, PipelineObserver& obs)
+      : c_(c), yes_(o.assume_yes), run_(r), obs_(obs) {}
+
+  Result<PremergeOutcome> Run() {
+    if (!c_.mail.is_null() && !c_.confirm.mail && !yes_) {
+      return NeedsConsent("Step 7 (mail)", "set confirm.mail to true", c_.mail);
+    }
+    obs_.Step(1, kSteps, "Step 0: workspace audit and diff " + c_.baseline + ".." + c_.candidate);
+    PARITY_ASSIGN_OR_RETURN(json diff, AuditAndDiff());
+    PARITY_ASSIGN_OR_RETURN(auto classes, Classes(diff));
+
+    obs_.Step(2, kSteps, "Step 1: environment");
+    PARITY_RETURN_IF_ERROR(Probe());
+
+    obs_.Step(3, kSteps, "Step 2: config matrix");
+    PARITY_ASSIGN_OR_RETURN(auto matrix, Matrix(diff));
+
+    obs_.Step(4, kSteps, "Step 0: isolated worktrees");
+    PARITY_ASSIGN_OR_RETURN(Worktrees wt, Prepare(classes));
+
+    obs_.Step(5, kSteps, "Steps 3-4: training (" + std::to_string(matrix.size()) + " config(s) x 3 runs)");
+    for (const auto& entry : matrix) PARITY_RETURN_IF_ERROR(Train(entry, wt));
+
+    obs_.Step(6, kSteps, "Step 5: comparison");
+    for (const auto& entry : matrix) PARITY_RETURN_IF_ERROR(Compare(entry));
+    out_.verdict = CombineVerdicts(out_.cases);
+
+    obs_.Step(7, kSteps, c_.mail.is_null() ? "Step 6: report" : "Steps 6-7: report and mail");
+    PARITY_RETURN_IF_ERROR(Report(matrix));
+
+    obs_.Step(8, kSteps, c_.cleanup ? "Step 8: cleanup" : "Step 8: cleanup skipped (cleanup: false)");
+    if (c_.cleanup) {
+      json args = Common(c_);
+      args.update({{"action", "cleanup"}, {"repo", c_.repo.string()}, {"paths", {wt.baseline, wt.candidate}}});
+      PARITY_ASSIGN_OR_RETURN(json done, Call("audit_workspace", args));
+      obs_.Note("removed " + std::to_string(done["cleanup"].value("removed", json::array()).size()) + " worktree(s)");
+    }
+    return out_;
+  }
+
+ private:
+  Result<json> Call(const std::string& tool, const json& args) {
+    auto r = run_.Call(tool, args);
+    if (!r.ok()) return std::move(r).take_status().Context(tool);
+    return r;
+  }
+
+  Result<json> AuditAndDiff() {
+    json args = Common(c_);
+    args.update({{"action", "audit"}, {"repo", c_.repo.string()}, {"baseline", c_.baseline}});
+    PARITY_ASSIGN_OR_RETURN(json audit, Call("audit_workspace", args));
+    const json& base = audit["audit"]["baseline"];
+    if (base.is_object() && !base.value("ok", false)) {
+      Status s = FailedPrecondition("baseline " + c_.baseline + ": " + base.value("error", "cannot be resolved"));
+      if (!base.value("hint", "").empty()) s.WithHint(base.value("hint", ""));
+      return s.WithEvidence("stale_fork", audit["audit"].value("stale_fork", json::array()).dump(2));
+    }
+    for (const auto& fork : audit["audit"].value("stale_fork", json::array())) {
+      if (fork.value("diverged", false)) {
+        std::string line = "stale-fork check: " + fork.value("branch", "?") + " differs across remotes (newest " +
+                           fork.value("newest", "?") + "); baseline is " + c_.baseline;
+        obs_.Note(line);
+        out_.warnings.push_back(line);
+      }
+    }
+    args["action"] = "diff";
+    args["candidate"] = c_.candidate;
+    PARITY_ASSIGN_OR_RETURN(json diff, Call("audit_workspace", args));
+    out_.baseline_commit = diff["diff"]["baseline"].value("commit", "");
+    out_.candidate_commit = diff["diff"]["candidate"].value("commit", "");
+    for (const auto& w : diff["diff"].value("warnings", json::array())) {
+      obs_.Note("diff: " + w.get<std::string>());
+      out_.warnings.push_back(w.get<std::string>());
+    }
+    obs_.Note(c_.baseline + " " + out_.baseline_commit.substr(0, 12) + " .. " + c_.candidate + " " +
+              out_.candidate_commit.substr(0, 12) + ": " + std::to_string(diff["diff"]["files"].size()) +
+              " changed file(s)");
+    return diff["diff"];
+  }
+
+  Result<std::map<std::string, std::string>> Classes(const json& diff) {
+    std::map<std::string, std::string> chosen;
+    json unconfirmed = json::array();
+    for (const auto& f : diff["files"]) {
+      std::string path = f["path"];
+      if (c_.confirm.classes && c_.confirm.classes->count(path)) {
+        chosen[path] = c_.confirm.classes->at(path);
+      } else {
+        chosen[path] = f["proposed"];
+        unconfirmed.push_back({{"path", path}, {"proposed", f["proposed"]}, {"reason", f.value("reason", "")},
+                               {"allowed", f["allowed"]}});
+      }
+    }
+    if (!unconfirmed.empty() && !c_.confirm.classes_proposed && !yes_) {
+      return NeedsConsent("Step 0 (the A/B/C class of every changed file)",
+                          "set confirm.classes to {\"<path>\": \"A|B|C|ignore\"} for the files listed, or to "
+                          "\"proposed\"",
+                          unconfirmed);
+    }
+    for (const auto& [path, cls] : chosen) obs_.Note("class " + cls + ": " + path);
+    return chosen;
+  }
+
+  Status Probe() {
+    PARITY_ASSIGN_OR_RETURN(json env, Call("probe_env", Common(c_)));
+    const json& anomalies = env["anomalies"];
+    for (const auto& a : anomalies) {
+      std::string line = "environment anomaly " + a.value("code", "?") + ": " + a.value("message", "");
+      obs_.Note(line);
+      out_.warnings.push_back(line);
+    }
+    if (!anomalies.empty() && !c_.confirm.environment_anomalies && !yes_) {
+      return NeedsConsent("Step 1 (" + std::to_string(anomalies.size()) + " environment anomal" +
+                              (anomalies.size() == 1 ? "y" : "ies") + ")",
+                          "set confirm.environment_anomalies to true once the user has judged them", anomalies);
+    }
+    return Status::Ok();
+  }
+
+  Result<std::vector<MatrixEntry>> Matrix(const json& diff) {
+    std::vector<std::string> files;
+    for (const auto& f : diff["files"]) files.push_back(f["path"]);
+    std::vector<std::string> registered;
+    auto catalog = ReadModelCatalog(c_.repo);
+    if (catalog.ok()) {
+      registered = ConfigsOf(*catalog, c_.model ? std::vector<std::string>{*c_.model} : std::vector<std::string>{});
+    } else {
+      obs_.Note("cannot read the registered configs: " + catalog.status().ToString());
+    }
+    MatrixProposal proposal = ProposeMatrix(files, registered);
+    for (const auto& a : proposal.axes) {
+      if (a.touched) obs_.Note("axis " + a.title + " touched by " + Join(a.files));
+    }
+    for (const auto& n : proposal.notes) obs_.Note("matrix: " + n);
+    std::vector<MatrixEntry> matrix = c_.configs;
+    if (matrix.empty()) {
+      if (!c_.confirm.config_matrix && !yes_) {
+        return NeedsConsent("Step 2 (the config matrix)", "list the configs in `configs`, or set confirm.config_matrix",
+                            ToJson(proposal));
+      }
+      if (proposal.configs.empty()) {
+        return FailedPrecondition("Step 2: no registered config found to propose a matrix")
+            .WithHint("name the configs in `configs`");
+      }
+      for (const auto& name : proposal.configs) matrix.push_back({name, {}});
+    }
+    for (size_t i = 0; i < matrix.size(); ++i) {
+      if (!registered.empty() && std::find(registered.begin(), registered.end(), matrix[i].name) == registered.end()) {
+        return InvalidArgument("configs[" + std::to_string(i) + "]: \"" + matrix[i].name + "\" is not a registered config")
+            .WithHint("registered: " + Join(registered));
+      }
+      obs_.Note("config " + matrix[i].name + (matrix[i].extra_args.empty() ? "" : " with " + Join(matrix[i].extra_args)));
+    }
+    return matrix;
+  }
+
+  Result<Worktrees> Prepare(const std::map<std::string, std::string>& classes) {
+    json args = Common(c_);
+    args.update({{"action", "prepare"}, {"repo", c_.repo.string()}, {"baseline", c_.baseline},
+                 {"candidate", c_.candidate}, {"classes", classes}});
+    if (c_.baseline_path) args["baseline_path"] = *c_.baseline_path;
+    if (c_.candidate_path) args["candidate_path"] = *c_.candidate_path;
+    PARITY_ASSIGN_OR_RETURN(json prepared, Call("audit_workspace", args));
+    Worktrees wt{prepared["prepare"]["baseline_worktree"].value("path", ""),
+                 prepared["prepare"]["candidate_worktree"].value("path", "")};
+    if (wt.baseline.empty() || wt.candidate.empty()) {
+      return Internal("audit_workspace prepare returned no worktree paths").WithEvidence("result", prepared.dump());
+    }
+    obs_.Note("baseline worktree " + wt.baseline);
+    obs_.Note("candidate worktree " + wt.candidate);
+    return wt;
+  }
+
+  json RunArgs(const MatrixEntry& entry, const std::string& phase, const std::string& worktree) {
+    json args = Common(c_);
+    args.update({{"action", "start"}, {"phase", phase}, {"worktree", worktree}, {"config", entry.name}});
+    if (c_.model) args["model"] = *c_.model;
+    if (c_.launcher) args["launcher"] = *c_.launcher;
+    if (c_.script) args["script"] = *c_.script;
+    if (c_.dataset_path) args["dataset_path"] = *c_.dataset_path;
+    if (!c_.env.empty()) args["env"] = c_.env;
+    if (c_.timeout_s > 0) args["timeout_s"] = c_.timeout_s;
+    std::vector<std::string> extra = entry.extra_args;
+    if (c_.tokenizer) extra.push_back("--model.tokenizer_path=" + *c_.tokenizer);
+    if (!extra.empty()) args["extra_args"] = extra;
+    return args;
+  }
+
+  Status Train(const MatrixEntry& entry, const Worktrees& wt) {
+    obs_.Note(entry.name + ": initial checkpoint (1 step, HF format) in the candidate worktree");
+    PARITY_ASSIGN_OR_RETURN(json ckpt, Call("run_training", RunArgs(entry, "gen_ckpt", wt.candidate)));
+    obs_.Note(entry.name + ": checkpoint " + ckpt["job"].value("checkpoint", "?"));
+    for (const auto& [side, worktree] : {std::pair{"baseline", wt.baseline}, std::pair{"candidate", wt.candidate}}) {
+      json args = RunArgs(entry, "train", worktree);
+      args["side"] = side;
+      args["steps"] = c_.steps;
+      obs_.Note(entry.name + ": " + side + " run, " + std::to_string(c_.steps) + " steps");
+      fs::path tb_dir = TensorBoardDir(side, entry.name);
+      if (c_.tensorboard) {
+        std::vector<std::string> extra = args.value("extra_args", std::vector<std::string>{});
+        extra.push_back("--metrics.enable_tensorboard");
+        extra.push_back("--metrics.save_tb_folder=" + tb_dir.string());
+        args["extra_args"] = extra;
+      }
+      PARITY_ASSIGN_OR_RETURN(json run, Call("run_training", args));
+      std::string log = run["job"].value("log_path", "");
+      if (log.empty()) log = (c_.report_dir / run["job"].value("log", "")).string();
+      logs_[entry.name][side] = log;
+      obs_.Note(entry.name + ": " + side + " " + run["job"].value("message", "ok") + " (" + log + ")");
+      if (c_.tensorboard) {
+        PARITY_ASSIGN_OR_RETURN(fs::path events, NewestEventFile(tb_dir));
+        events_[entry.name][side] = events.string();
+      }
+    }
+    return Status::Ok();
+  }
+
+  // Full-precision values: the printed digits of a torchtitan log (loss 5, grad_norm 4
+  // decimals) cannot decide 1e-5, so the runs also write TensorBoard into the report directory.
+  fs::path TensorBoardDir(const std::string& side, const std::string& config) const {
+    return c_.report_dir / "tb" / (side + "_" + config);
+  }
+
+  static Result<fs::path> NewestEventFile(const fs::path& dir) {
+    std::error_code ec;
+    fs::path newest;
+    for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      if (it->is_regular_file(ec) && it->path().filename().string().find("tfevents") != std::string::npos &&
+          it->path() > newest) {
+        newest = it->path();
+      }
+    }
+    if (newest.empty()) {
+      return NotFound("the run wrote no TensorBoard event file under " + dir.string())
+          .WithHint("the launcher must honour --metrics.enable_tensorboard and --metrics.save_tb_folder; "
+                    "otherwise set \"tensorboard\": false to compare the printed values");
+    }
+    return newest;
+  }
+
+  // Step 5b: the run logs must hold no error (错误上报原则), whatever file is compared.
+  Status ValidateLogs(const MatrixEntry& entry) {
+    json args = {{"paths", {logs_[entry.name]["baseline"], logs_[entry.name]["candidate"]}}};
+    PARITY_ASSIGN_OR_RETURN(json parsed, Call("parse_log", args));
+    for (const auto& f : parsed.value("files", json::array())) {
+      for (const auto& w : f.value("warnings", json::array())) {
+        std::string line = entry.name + ": " + f.value("path", "?") + ": " + (w.is_string() ? w.get<std::string>() : w.dump());
+        obs_.Note("log warning " + line);
+        out_.warnings.push_back(line);
+      }
+      if (f.value("errors_total", 0) > 0) {
+        return FailedPrecondition("Step 5b: " + f.value("path", "?") + " holds " + std::to_string(f.value("errors_total", 0)) +
+                                  " error line(s)")
+            .WithEvidence("errors", f.value("errors", json::array()).dump(2));
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status Compare(const MatrixEntry& entry) {
+    PARITY_RETURN_IF_ERROR(ValidateLogs(entry));
+    auto& compared_files = c_.tensorboard ? events_ : logs_;
+    json args = Common(c_);
+    args.update({{"baseline", compared_files[entry.name]["baseline"]}, {"candidate", compared_files[entry.name]["candidate"]},
+                 {"preset", c_.preset}, {"case", entry.name}});
+    if (c_.bitwise) args["bitwise"] = true;
+    PARITY_ASSIGN_OR_RETURN(json compared, Call("compare_logs", args));
+    CaseVerdict v{entry.name, compared.value("verdict", "INCONCLUSIVE"), compared.value("verdict_reason", ""),
+                  (c_.report_dir / entry.name / "report.json").string()};
+    obs_.Note(entry.name + ": " + v.verdict + " — " + v.reason);
+    out_.cases.push_back(std::move(v));
+    return Status::Ok();
+  }
+
+  Status Report(const std::vector<MatrixEntry>& matrix) {
+    json args = Common(c_);
+    std::vector<std::string> cases;
+    for (const auto& e : matrix) cases.push_back(e.name);
+    args.update({{"cases", cases}, {"language", c_.language}});
+    if (c_.title) args["title"] = *c_.title;
+    if (!c_.mail.is_null()) args["mail"] = c_.mail;
+    PARITY_ASSIGN_OR_RETURN(out_.report, Call("render_report", args));
+    const json& outputs = out_.report.value("outputs", json::object());
+    for (const char* key : {"html", "pdf", "reproduce"}) {
+      if (outputs.contains(key) && outputs[key].is_string()) obs_.Note(std::string(key) + ": " + outputs[key].get<std::string>());
+    }
+    return Status::Ok();
+  }
+
+  const PremergeConfig& c_;
+  bool yes_;
+  StepRunner& run_;
+  PipelineObserver& obs_;
+  PremergeOutcome out_;
+  std::map<std::string, std::map<std::string, std::string>> logs_;    // config -> side -> log path
+  std::map<std::string, std::map<std::string, std::string>> events_;  // config -> side -> TensorBoard file
+};
+
+}  // namespace
+
+std::string CombineVerdicts(const std::vector<CaseVerdict>& cases) {
+  if (cases.empty()) return "INCONCLUSIVE";
+  auto any = [&](const char* v) { return std::any_of(cases.begin(), cases.end(), [&](const auto& c) { return c.verdict == v; }); };
+  if (any("FAIL")) return "FAIL";
+  if (any("PASS") && !any("INCONCLUSIVE") &&
+      std::all_of(cases.begin(), cases.end(), [](const auto& c) { return c.verdict == "PASS"; })) {
+    return "PASS";
+  }
+  return "INCONCLUSIVE";
+}
+
+Result<PremergeOutcome> RunPremerge(const PremergeConfig& config, const PremergeOptions& options, StepRunner& runner,
+                                    PipelineObserver& observer) {
+  return Pipeline(config, options, runner, observer).Run();
+}
+
+int PremergeExitCode(const Result<PremergeOutcome>& outcome) {
+  if (!outcome.ok()) return 2;
+  if (outcome->verdict == "PASS") return 0;
+  if (outcome->verdict == "FAIL") return 1;
+  return 2;
+}
+
+}  // namespace parity::workflow

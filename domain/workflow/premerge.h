@@ -1,0 +1,69 @@
+// `parity premerge`: the nine steps of the premerge-accuracy-check skill without an
+// assistant. Each step is a call of the parity tool the skill names, through a StepRunner,
+// with the arguments the skill gives it, so the pipeline and an assistant driving the tools
+// leave the same report directory (ledger, logs, <case>/report.json, report/).
+//
+// Consent: the read-only steps run first (audit, diff, environment probe, matrix proposal);
+// before anything is created every confirmation the skill asks for must be answered by the
+// config's `confirm` section (or `assume_yes`), else the run stops with kFailedPrecondition
+// naming the missing answer and what was found. Errors stop the run (错误上报原则) with the
+// tool's own evidence; the worktrees are then left for inspection and the error says how
+// to remove them.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "domain/workflow/premerge_config.h"
+#include "support/status.h"
+
+namespace parity::workflow {
+
+// Calls one parity tool; returns its structured result, or the tool's error as a Status.
+class StepRunner {
+ public:
+  virtual ~StepRunner() = default;
+  virtual Result<nlohmann::json> Call(const std::string& tool, const nlohmann::json& arguments) = 0;
+};
+
+// Where the pipeline says what it is doing (the command line draws it as a progress bar
+// on a terminal, plain lines otherwise).
+class PipelineObserver {
+ public:
+  virtual ~PipelineObserver() = default;
+  virtual void Step(size_t index, size_t total, std::string_view title) = 0;
+  virtual void Note(std::string_view line) = 0;
+};
+
+struct CaseVerdict {
+  std::string config;
+  std::string verdict;  // PASS | FAIL | INCONCLUSIVE
+  std::string reason;
+  std::string report_json;  // <report_dir>/<config>/report.json
+};
+
+struct PremergeOutcome {
+  std::string verdict;  // overall: FAIL if any case fails, else INCONCLUSIVE if any is, else PASS
+  std::vector<CaseVerdict> cases;
+  nlohmann::json report;  // render_report's structured result
+  std::string baseline_commit, candidate_commit;
+  std::vector<std::string> warnings;  // anomalies accepted by consent, tool warnings
+};
+
+struct PremergeOptions {
+  bool assume_yes = false;  // --yes: every confirmation answered with the proposal
+};
+
+Result<PremergeOutcome> RunPremerge(const PremergeConfig& config, const PremergeOptions& options, StepRunner& runner,
+                                    PipelineObserver& observer);
+
+// 0 PASS, 1 FAIL, 2 INCONCLUSIVE or error.
+int PremergeExitCode(const Result<PremergeOutcome>& outcome);
+
+// The overall verdict of several cases (FAIL > INCONCLUSIVE > PASS); INCONCLUSIVE when none.
+std::string CombineVerdicts(const std::vector<CaseVerdict>& cases);
+
+}  // namespace parity::workflow

@@ -1,0 +1,107 @@
+#include "domain/workflow/premerge_config.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "support/json_reader.h"
+
+namespace parity::workflow {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Status DecodeConfigs(const nlohmann::json& list, const std::string& path, std::vector<MatrixEntry>& out) {
+  if (!list.is_array()) return InvalidArgument(path + ": expected array, got " + JsonTypeName(list));
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::string at = path + "[" + std::to_string(i) + "]";
+    MatrixEntry entry;
+    if (list[i].is_string()) {
+      entry.name = list[i].get<std::string>();
+    } else if (list[i].is_object()) {
+      JsonReader r(list[i], at);
+      r.Required("name", entry.name).Optional("extra_args", entry.extra_args);
+      PARITY_RETURN_IF_ERROR(r.Finish());
+    } else {
+      return InvalidArgument(at + ": expected a config name or {\"name\", \"extra_args\"}, got " + JsonTypeName(list[i]));
+    }
+    if (entry.name.empty()) return InvalidArgument(at + ": empty config name");
+    out.push_back(std::move(entry));
+  }
+  return Status::Ok();
+}
+
+Status DecodeConsent(JsonReader& r, PremergeConsent& c) {
+  r.Optional("environment_anomalies", c.environment_anomalies).Optional("config_matrix", c.config_matrix);
+  r.Optional("mail", c.mail).Allow("classes");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<PremergeConfig> ParsePremergeConfig(const nlohmann::json& value, const std::string& name, const fs::path& base) {
+  PARITY_RETURN_IF_ERROR(ExpectObject(value, name));
+  PremergeConfig c;
+  std::string repo = ".", report_dir;
+  JsonReader r(value, name);
+  r.Optional("repo", repo).Optional("report_dir", report_dir).Required("baseline", c.baseline);
+  r.Optional("candidate", c.candidate).Optional("model", c.model).Allow("configs");
+  r.Optional("steps", c.steps).Optional("dataset_path", c.dataset_path).Optional("tokenizer", c.tokenizer);
+  r.Optional("launcher", c.launcher).Optional("script", c.script).Optional("env", c.env).Optional("timeout_s", c.timeout_s);
+  r.Optional("baseline_path", c.baseline_path).Optional("candidate_path", c.candidate_path);
+  c.tensorboard = !c.launcher || *c.launcher == "torchtitan";
+  r.Optional("tensorboard", c.tensorboard);
+  r.Object("compare", false, [&](JsonReader& s) {
+    s.Optional("preset", c.preset).Optional("bitwise", c.bitwise);
+  });
+  r.Object("report", false, [&](JsonReader& s) {
+    s.Optional("language", c.language).OneOf("language", c.language, {"zh", "en"}).Optional("title", c.title);
+  });
+  r.Optional("mail", c.mail).Optional("cleanup", c.cleanup);
+  r.Object("confirm", false, [&](JsonReader& s) { (void)DecodeConsent(s, c.confirm); });
+  PARITY_RETURN_IF_ERROR(r.Finish());
+  if (value.contains("configs") && !value["configs"].is_null()) {
+    PARITY_RETURN_IF_ERROR(DecodeConfigs(value["configs"], name + ".configs", c.configs));
+  }
+  if (value.contains("confirm") && value["confirm"].contains("classes")) {
+    const auto& classes = value["confirm"]["classes"];
+    std::string at = name + ".confirm.classes";
+    if (classes.is_string()) {
+      if (classes != "proposed") return InvalidArgument(at + ": expected \"proposed\" or {path: \"A|B|C|ignore\"}");
+      c.confirm.classes_proposed = true;
+    } else if (classes.is_object()) {
+      std::map<std::string, std::string> chosen;
+      for (const auto& [path, cls] : classes.items()) {
+        if (!cls.is_string() || (cls != "A" && cls != "B" && cls != "C" && cls != "ignore")) {
+          return InvalidArgument(at + "[\"" + path + "\"]: expected one of A, B, C, ignore");
+        }
+        chosen[path] = cls.get<std::string>();
+      }
+      c.confirm.classes = std::move(chosen);
+    } else if (!classes.is_null()) {
+      return InvalidArgument(at + ": expected \"proposed\" or an object, got " + JsonTypeName(classes));
+    }
+  }
+  if (c.baseline.empty()) return InvalidArgument(name + ".baseline: must not be empty");
+  if (c.steps < 1) return InvalidArgument(name + ".steps: must be at least 1");
+  if (c.timeout_s < 0) return InvalidArgument(name + ".timeout_s: must be >= 0");
+  if (!c.mail.is_null() && !c.mail.is_object()) return InvalidArgument(name + ".mail: expected object or null");
+  fs::path repo_path = repo;
+  c.repo = fs::absolute(repo_path.is_relative() ? base / repo_path : repo_path).lexically_normal();
+  fs::path rd = report_dir.empty() ? c.repo / "numerical_report" : fs::path(report_dir);
+  c.report_dir = fs::absolute(rd.is_relative() ? base / rd : rd).lexically_normal();
+  return c;
+}
+
+Result<PremergeConfig> ReadPremergeConfig(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot read the premerge config " + path.string());
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (buf.str().size() > (4u << 20)) return InvalidArgument(path.string() + ": larger than 4 MiB");
+  nlohmann::json value = nlohmann::json::parse(buf.str(), nullptr, false);
+  if (value.is_discarded()) return InvalidArgument(path.string() + ": not valid JSON");
+  return ParsePremergeConfig(value, path.filename().string(), fs::absolute(path).parent_path());
+}
+
+}  // namespace parity::workflow

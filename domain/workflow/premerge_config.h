@@ -1,0 +1,74 @@
+// premerge.json: everything `parity premerge` needs, with every confirmation the skill asks
+// for answered in advance (`confirm`). Decoding errors name the JSON path
+// ("premerge.json: configs[1].name: expected string"); unknown keys are refused.
+//
+// {
+//   "repo": ".", "report_dir": "<repo>/numerical_report",
+//   "baseline": "cann/master", "candidate": "HEAD",
+//   "model": "toy", "configs": ["toy_small", {"name": "toy_tp2", "extra_args": ["..."]}],
+//   "steps": 100, "dataset_path": "data/corpus.txt", "tokenizer": null,
+//   "launcher": "torchtitan", "script": null, "env": {}, "timeout_s": 0,
+//   "baseline_path": null, "candidate_path": null,
+//   "tensorboard": true,               // compare full-precision TensorBoard values (torchtitan)
+//   "compare": {"preset": "premerge", "bitwise": false},
+//   "report": {"language": "zh", "title": null},
+//   "mail": null,                      // render_report's mail object (step 7)
+//   "cleanup": true,                   // step 8
+//   "confirm": {"classes": "proposed" | {"path": "A|B|C|ignore"}, "environment_anomalies": false,
+//               "config_matrix": false, "mail": false}
+// }
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/status.h"
+
+namespace parity::workflow {
+
+struct MatrixEntry {
+  std::string name;                     // registered config name (--config)
+  std::vector<std::string> extra_args;  // identical on both sides
+};
+
+struct PremergeConsent {
+  bool classes_proposed = false;                            // accept audit_workspace's proposal
+  std::optional<std::map<std::string, std::string>> classes;  // or these classes
+  bool environment_anomalies = false;  // go on although probe_env reports anomalies
+  bool config_matrix = false;          // run the proposed matrix when `configs` is absent
+  bool mail = false;                   // send to the addresses in `mail`
+};
+
+struct PremergeConfig {
+  std::filesystem::path repo;
+  std::filesystem::path report_dir;  // absolute after Resolve
+  std::string baseline;
+  std::string candidate = "HEAD";
+  std::optional<std::string> model;
+  std::vector<MatrixEntry> configs;  // empty: the proposal, with consent
+  int steps = 100;
+  std::optional<std::string> dataset_path, tokenizer, launcher, script;
+  std::map<std::string, std::string> env;
+  int timeout_s = 0;
+  std::optional<std::string> baseline_path, candidate_path;
+  bool tensorboard = true;  // default: true for the torchtitan launcher, false for the others
+  std::string preset = "premerge";
+  bool bitwise = false;
+  std::string language = "zh";
+  std::optional<std::string> title;
+  nlohmann::json mail;  // null: no mail
+  bool cleanup = true;
+  PremergeConsent confirm;
+};
+
+// `base` resolves relative repo / report_dir (the config file's folder).
+Result<PremergeConfig> ParsePremergeConfig(const nlohmann::json& value, const std::string& name,
+                                           const std::filesystem::path& base);
+Result<PremergeConfig> ReadPremergeConfig(const std::filesystem::path& path);
+
+}  // namespace parity::workflow
