@@ -1,5 +1,6 @@
 #include "domain/logs/compare_report.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <tuple>
@@ -129,6 +130,9 @@ std::string DiffCsv(const RunComparison& c) {
     out += "," + m.metric + "_baseline," + m.metric + "_candidate," + m.metric + "_abs_diff," + m.metric + "_rel_diff";
   }
   out += '\n';
+  size_t rows = 0;
+  for (const auto& m : c.metrics) rows = std::max(rows, m.keys.size());
+  out.reserve(out.size() + rows * (12 + c.metrics.size() * 4 * 24));
   // Rows are the union of the metrics' steps; a metric without a step leaves its cells empty.
   std::vector<size_t> pos(c.metrics.size(), 0);
   while (true) {
@@ -137,7 +141,8 @@ std::string DiffCsv(const RunComparison& c) {
       if (pos[i] < c.metrics[i].keys.size()) step = std::min(step, c.metrics[i].keys[pos[i]]);
     }
     if (step == INT64_MAX) break;
-    out += std::to_string(step);
+    char step_text[24];
+    out.append(step_text, std::to_chars(step_text, step_text + sizeof step_text, step).ptr);
     for (size_t i = 0; i < c.metrics.size(); ++i) {
       const auto& m = c.metrics[i];
       if (pos[i] < m.keys.size() && m.keys[pos[i]] == step) {

@@ -25,7 +25,7 @@ size_t SkipSpaces(std::string_view s, size_t i) {
 }
 
 void AddMetric(MetricLine& out, std::string_view name, const PrintedNumber& n) {
-  out.metrics.push_back({std::string(name), n.value, n.decimals});
+  out.metrics.push_back({name, n.value, n.decimals});
 }
 
 struct KeyName {
@@ -51,6 +51,40 @@ constexpr std::array<KeyName, 14> kMegatronKeys = {{
     {"number of nan iterations", "nan_iterations"},
     {"samples per second", "samples_per_second"},
 }};
+
+// The wanted fields only: each is looked up as "| <key>:" instead of walking every field,
+// which is what makes 2-million-line Megatron logs cheap.
+bool ReadMegatronFields(std::string_view line, size_t from, const MetricFilter& filter, MetricLine& out) {
+  char needle[160];
+  auto read_key = [&](std::string_view key, std::string_view name) {
+    if (key.size() + 3 > sizeof needle) return false;
+    needle[0] = '|';
+    needle[1] = ' ';
+    std::memcpy(needle + 2, key.data(), key.size());
+    needle[key.size() + 2] = ':';
+    const std::string_view n(needle, key.size() + 3);
+    if (from >= line.size()) return false;
+    // glibc's memmem beats string_view::find (memchr on '|', then memcmp) on these lines.
+    const void* hit = memmem(line.data() + from, line.size() - from, n.data(), n.size());
+    if (!hit) return false;
+    const size_t at = static_cast<const char*>(hit) - line.data();
+    if (auto number = ParsePrintedNumber(line.substr(SkipSpaces(line, at + n.size())))) {
+      AddMetric(out, name, *number);
+      return true;
+    }
+    return false;
+  };
+  for (const auto& name : *filter.names) {
+    bool known = false;
+    for (const auto& k : kMegatronKeys) {
+      if (k.name != name) continue;
+      known = true;
+      if (read_key(k.key, k.name)) break;
+    }
+    if (!known) read_key(name, name);
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -94,7 +128,7 @@ RankPrefix SplitRankPrefix(std::string_view line) {
   return r;
 }
 
-bool ReadTorchtitanLine(std::string_view line, size_t step_at, MetricLine& out) {
+bool ReadTorchtitanLine(std::string_view line, size_t step_at, const MetricFilter& filter, MetricLine& out) {
   // "validate step:" lines report validation, and "elapsed_time_per_step:" is not a step.
   if (step_at > 0 && IsIdent(line[step_at - 1])) return false;
   if (step_at >= 9 && line.substr(step_at - 9, 9) == "validate ") return false;
@@ -104,6 +138,7 @@ bool ReadTorchtitanLine(std::string_view line, size_t step_at, MetricLine& out) 
   if (!step) return false;
   out.step = *step;
   i += len;
+  out.npu_variant = line.find("elapsed_time_per_step:", i) != std::string_view::npos;
   // The rest is "key: value" pairs separated by spaces; values may carry units.
   while (i < line.size()) {
     const size_t colon = line.find(':', i);
@@ -111,6 +146,13 @@ bool ReadTorchtitanLine(std::string_view line, size_t step_at, MetricLine& out) 
     size_t key_start = colon;
     while (key_start > i && IsIdent(line[key_start - 1])) --key_start;
     const std::string_view key = line.substr(key_start, colon - key_start);
+    if (key == "loss") out.has_loss = true;
+    const bool wanted = key == "memory" ? filter.Wants("memory_gib") || filter.Wants("memory_pct")
+                                        : filter.Wants(key);
+    if (!wanted) {
+      i = colon + 1;
+      continue;
+    }
     size_t v = SkipSpaces(line, colon + 1);
     auto number = ParsePrintedNumber(line.substr(v));
     if (key.empty() || !number) {
@@ -130,7 +172,6 @@ bool ReadTorchtitanLine(std::string_view line, size_t step_at, MetricLine& out) 
       }
     } else if (key == "elapsed_time_per_step") {
       AddMetric(out, key, *number);
-      out.npu_variant = true;
     } else {
       AddMetric(out, key, *number);
     }
@@ -139,7 +180,7 @@ bool ReadTorchtitanLine(std::string_view line, size_t step_at, MetricLine& out) 
   return true;
 }
 
-bool ReadMegatronLine(std::string_view line, MetricLine& out) {
+bool ReadMegatronLine(std::string_view line, const MetricFilter& filter, MetricLine& out) {
   const size_t it = line.find("iteration");
   if (it == std::string_view::npos) return false;
   if (line.find("validation loss at") != std::string_view::npos) return false;
@@ -156,6 +197,7 @@ bool ReadMegatronLine(std::string_view line, MetricLine& out) {
       i += len;
     }
   }
+  if (!filter.all) return ReadMegatronFields(line, i, filter, out);
   // Fields " key: value |".
   while (i < line.size()) {
     const size_t bar = line.find('|', i);
@@ -165,9 +207,7 @@ bool ReadMegatronLine(std::string_view line, MetricLine& out) {
     const size_t colon = field.rfind(':');
     if (colon == std::string_view::npos) continue;
     const std::string_view key = TrimSpaces(field.substr(0, colon));
-    const std::string_view value = TrimSpaces(field.substr(colon + 1));
-    auto number = ParsePrintedNumber(value);
-    if (key.empty() || !number) continue;
+    if (key.empty()) continue;
     std::string_view name = key;
     for (const auto& k : kMegatronKeys) {
       if (k.key == key) {
@@ -175,23 +215,27 @@ bool ReadMegatronLine(std::string_view line, MetricLine& out) {
         break;
       }
     }
+    if (name == "loss") out.has_loss = true;
+    if (!filter.Wants(name)) continue;
+    auto number = ParsePrintedNumber(TrimSpaces(field.substr(colon + 1)));
+    if (!number) continue;
     AddMetric(out, name, *number);
   }
   return true;
 }
 
-bool ReadDeepSpeedLine(std::string_view line, size_t step_at, MetricLine& out) {
+bool ReadDeepSpeedLine(std::string_view line, size_t step_at, const MetricFilter& filter, MetricLine& out) {
   if (step_at > 0 && IsIdent(line[step_at - 1])) return false;
   size_t len = 0;
   auto step = ParsePrintedInteger(line.substr(step_at + 5), &len);
   if (!step) return false;
   out.step = *step;
   const size_t skipped = line.find("skipped=", step_at);
-  if (skipped != std::string_view::npos) {
+  if (skipped != std::string_view::npos && filter.Wants("ds_skipped")) {
     if (auto n = ParsePrintedNumber(line.substr(skipped + 8))) AddMetric(out, "ds_skipped", *n);
   }
   const size_t lr = line.find("lr=", step_at);
-  if (lr != std::string_view::npos) {
+  if (lr != std::string_view::npos && filter.Wants("ds_lr")) {
     size_t v = lr + 3;
     if (v < line.size() && line[v] == '[') ++v;
     if (auto n = ParsePrintedNumber(line.substr(v))) {
@@ -203,7 +247,7 @@ bool ReadDeepSpeedLine(std::string_view line, size_t step_at, MetricLine& out) {
   return true;
 }
 
-bool ReadHfTrainerLine(std::string_view line, size_t brace_at, MetricLine& out) {
+bool ReadHfTrainerLine(std::string_view line, size_t brace_at, const MetricFilter& filter, MetricLine& out) {
   // A Python dict repr: {'key': value, ...}. Training logs carry 'loss'; eval and summary
   // dicts ('eval_loss', 'train_loss') do not and are skipped.
   const size_t close = line.find('}', brace_at);
@@ -232,14 +276,16 @@ bool ReadHfTrainerLine(std::string_view line, size_t brace_at, MetricLine& out) 
     if (!number) continue;
     if (key == "loss") {
       has_loss = true;
-      AddMetric(out, "loss", *number);  // round(..., 4): the printed decimals are the precision
+      out.has_loss = true;
+      if (filter.Wants("loss")) AddMetric(out, "loss", *number);  // round(..., 4): printed decimals
     } else if (key == "step") {
       out.step = static_cast<int64_t>(number->value);
     } else {
       PrintedNumber n = *number;
       // grad_norm and learning_rate are printed unrounded (repr), i.e. in full.
       if ((key == "grad_norm" || key == "learning_rate") && !quoted) n.decimals = kExact;
-      AddMetric(out, key == "learning_rate" ? std::string_view("lr") : key, n);
+      const std::string_view name = key == "learning_rate" ? std::string_view("lr") : key;
+      if (filter.Wants(name)) AddMetric(out, name, n);
     }
   }
   return has_loss;
@@ -251,7 +297,7 @@ bool ReadKeywordValue(std::string_view line, std::string_view keyword, LineMetri
     size_t i = SkipSpaces(line, at + keyword.size());
     if (i < line.size() && (line[i] == ':' || line[i] == '=')) i = SkipSpaces(line, i + 1);
     if (auto n = ParsePrintedNumber(line.substr(i))) {
-      out.name = std::string(keyword);
+      out.name = keyword;
       out.value = n->value;
       out.decimals = n->decimals;
       return true;

@@ -15,9 +15,24 @@
 namespace parity::logs {
 
 struct LineMetric {
-  std::string name;  // canonical (loss, grad_norm, lr, ...) or the log's own key
+  // Canonical (loss, grad_norm, lr, ...: static strings) or the log's own key, a view into
+  // the line being read: valid until the next line.
+  std::string_view name;
   double value = 0;
   Decimals decimals = 0;
+};
+
+// Which metrics a reader should decode; the others are skipped without parsing their values.
+struct MetricFilter {
+  bool all = true;
+  const std::vector<std::string>* names = nullptr;  // when !all
+  bool Wants(std::string_view name) const {
+    if (all) return true;
+    for (const auto& n : *names) {
+      if (n == name) return true;
+    }
+    return false;
+  }
 };
 
 struct MetricLine {
@@ -25,7 +40,9 @@ struct MetricLine {
   std::optional<int64_t> total_steps;  // Megatron's "iteration N/ TOTAL"
   std::vector<LineMetric> metrics;
   bool npu_variant = false;             // torchtitan-npu's elapsed_time_per_step is present
+  bool has_loss = false;                // the line prints a loss (wanted or not)
   void Clear() {
+    has_loss = false;
     step.reset();
     total_steps.reset();
     metrics.clear();
@@ -46,17 +63,18 @@ RankPrefix SplitRankPrefix(std::string_view line);
 
 // torchtitan / torchtitan-npu: "step: 14  loss:  3.24405  grad_norm:  0.8319  memory: ...".
 // `step_at` is the offset of "step:" in `line`.
-bool ReadTorchtitanLine(std::string_view line, size_t step_at, MetricLine& out);
+bool ReadTorchtitanLine(std::string_view line, size_t step_at, const MetricFilter& filter, MetricLine& out);
 // Megatron-LM / MindSpeed-LLM / PanGu / Megatron-DeepSpeed training_log:
 // " iteration  N/ TOTAL | consumed samples: ... | lm loss: 1.058957E+01 | grad norm: ... |".
-bool ReadMegatronLine(std::string_view line, MetricLine& out);
+bool ReadMegatronLine(std::string_view line, const MetricFilter& filter, MetricLine& out);
 // DeepSpeed's engine progress: "step=200, skipped=4, lr=[0.00024, ...], mom=[...]".
-bool ReadDeepSpeedLine(std::string_view line, size_t step_at, MetricLine& out);
+bool ReadDeepSpeedLine(std::string_view line, size_t step_at, const MetricFilter& filter, MetricLine& out);
 // HuggingFace Trainer console dict: "{'loss': 0.0602, 'grad_norm': 1.818, 'learning_rate': ...}".
-bool ReadHfTrainerLine(std::string_view line, size_t brace_at, MetricLine& out);
+bool ReadHfTrainerLine(std::string_view line, size_t brace_at, const MetricFilter& filter, MetricLine& out);
 
 // The value printed after `keyword` on a line: the keyword, optional spaces, an optional
-// ':' or '=', optional spaces, a number. Used for the user's custom keywords.
+// ':' or '=', optional spaces, a number. Used for the user's custom keywords; out.name
+// views `keyword`.
 bool ReadKeywordValue(std::string_view line, std::string_view keyword, LineMetric& out);
 // A step number near a keyword: "iteration N", "step: N", "step=N", "step N".
 std::optional<int64_t> FindStepNumber(std::string_view line);

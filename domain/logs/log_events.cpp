@@ -65,20 +65,24 @@ bool HasSignal(std::string_view line) {
 
 }  // namespace
 
-const std::vector<std::string>& ErrorNeedles() {
-  static const std::vector<std::string> needles = {
-      "Traceback (most recent call last)",
-      "ERR",
-      "Error",
-      "out of memory",
-      "9999",
-      "Watchdog caught collective operation timeout",
-      "function error",
-      "reason=",
-      "CUDA error",
-      "NCCL error",
-      "Killed",
-      "SIG",
+const std::vector<ErrorNeedle>& ErrorNeedles() {
+  // CANN's "EZ9999: Inner Error!" is found through "Error"; "out of memory" by "f ", since
+  // "memory" itself is on every torchtitan metric line; the watchdog by its rare "hd".
+  static const std::vector<ErrorNeedle> needles = {
+      {"Traceback (most recent call last)", 0},
+      {"ERR", 0},
+      {"Error", 0},
+      {"out of memory", 5},
+      {"Watchdog caught collective operation timeout", 4},
+      {"NPU function error", 0},
+      {"OPS function error", 0},
+      {"HCCL function error", 0},
+      {"reason=", 5},
+      {"FORCE STOP", 4},  // "INFO" holds "FO" on every line
+      {"CUDA error", 0},
+      {"NCCL error", 0},
+      {"Killed", 0},
+      {"SIG", 0},
   };
   return needles;
 }

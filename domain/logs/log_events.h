@@ -10,8 +10,13 @@
 
 namespace parity::logs {
 
-// The literal needles that may start an error line's evidence.
-const std::vector<std::string>& ErrorNeedles();
+// The literal needles that may start an error line's evidence, each with the offset of the
+// byte pair the scanner fingerprints it by (picked to be rare in training logs).
+struct ErrorNeedle {
+  std::string text;
+  int anchor;
+};
+const std::vector<ErrorNeedle>& ErrorNeedles();
 
 // The kind of error the (ANSI-stripped) line reports, most specific first:
 // npu_oom, cuda_oom, oom, collective_timeout, torch_npu_error (ERRmmccc), cann_inner_error

@@ -57,11 +57,11 @@ struct RankSeries {
   int64_t ordinal = 0;  // lines without a step number are numbered 1, 2, ...
   int64_t unnumbered = 0;
 
-  KeyedSeries& Get(const std::string& name) {
+  KeyedSeries& Get(std::string_view name) {
     for (auto& [n, s] : series) {
       if (n == name) return s;
     }
-    series.emplace_back(name, KeyedSeries{});
+    series.emplace_back(std::string(name), KeyedSeries{});
     return series.back().second;
   }
 };
@@ -73,6 +73,8 @@ class TextLogParser {
     primary_.rank = options.rank;
     if (!options.rank) primary_.rank = 0;
     want_all_ = std::find(options.metrics.begin(), options.metrics.end(), "*") != options.metrics.end();
+    wanted_names_ = options.metrics;
+    wanted_names_.insert(wanted_names_.end(), options.keywords.begin(), options.keywords.end());
     BuildScanner();
   }
 
@@ -92,7 +94,7 @@ class TextLogParser {
     } else {
       ScanRange(begin, end);
     }
-    lines_before_chunk_ += std::count(counted_, end, '\n');
+    lines_before_chunk_ += CountByte(counted_, end, '\n');
     counted_ = end;
   }
 
@@ -133,7 +135,7 @@ class TextLogParser {
   }
 
   int64_t LineNumberAt(const char* line_start) {
-    lines_before_chunk_ += std::count(counted_, line_start, '\n');
+    lines_before_chunk_ += CountByte(counted_, line_start, '\n');
     counted_ = line_start;
     return lines_before_chunk_ + 1;
   }
@@ -160,9 +162,14 @@ class TextLogParser {
     if (want_format({LogFormat::kHfTrainer})) needles.push_back({"{'", kHfAnchor, 0});
     needles.push_back({std::string(1, '\0'), kNul, 0});
     const auto& errors = ErrorNeedles();
-    for (size_t i = 0; i < errors.size(); ++i) needles.push_back({errors[i], kErrorBase + int(i), -1});
-    for (size_t i = 0; i < options_.success_markers.size(); ++i)
-      needles.push_back({options_.success_markers[i], kSuccessBase + int(i), -1});
+    for (size_t i = 0; i < errors.size(); ++i)
+      needles.push_back({errors[i].text, kErrorBase + int(i), errors[i].anchor});
+    for (size_t i = 0; i < options_.success_markers.size(); ++i) {
+      const std::string& marker = options_.success_markers[i];
+      // "training success" is anchored on its rare "cc"; others on their rarest pair.
+      const size_t cc = marker.find("cc");
+      needles.push_back({marker, kSuccessBase + int(i), cc == std::string::npos ? -1 : int(cc)});
+    }
     for (size_t i = 0; i < options_.keywords.size(); ++i)
       needles.push_back({options_.keywords[i], kKeywordBase + int(i), -1});
     scanner_ = NeedleScanner(std::move(needles));
@@ -204,7 +211,7 @@ class TextLogParser {
     return line_end;  // one error per line, of its most specific kind
   }
 
-  bool Wanted(const std::string& name) const {
+  bool Wanted(std::string_view name) const {
     if (want_all_) return true;
     for (const auto& m : options_.metrics) {
       if (m == name) return true;
@@ -220,30 +227,28 @@ class TextLogParser {
     auto try_torchtitan = [&]() {
       for (size_t at = clean.find("step:"); at != std::string_view::npos; at = clean.find("step:", at + 1)) {
         out.Clear();
-        if (!ReadTorchtitanLine(clean, at, out)) continue;
-        for (const auto& m : out.metrics) {
-          if (m.name == "loss") return true;
-        }
+        if (!ReadTorchtitanLine(clean, at, filter_, out)) continue;
+        if (out.has_loss) return true;
       }
       out.Clear();
       return false;
     };
     auto try_megatron = [&]() {
       out.Clear();
-      if (clean.find("| consumed") == std::string_view::npos) return false;
-      return ReadMegatronLine(clean, out);
+      if (!memmem(clean.data(), clean.size(), "| consumed", 10)) return false;
+      return ReadMegatronLine(clean, filter_, out);
     };
     auto try_deepspeed = [&]() {
       out.Clear();
       const size_t at = clean.find("step=");
       if (at == std::string_view::npos || clean.find("skipped=", at) == std::string_view::npos)
         return false;
-      return ReadDeepSpeedLine(clean, at, out);
+      return ReadDeepSpeedLine(clean, at, filter_, out);
     };
     auto try_hf = [&]() {
       out.Clear();
       const size_t at = clean.find("{'");
-      return at != std::string_view::npos && ReadHfTrainerLine(clean, at, out);
+      return at != std::string_view::npos && ReadHfTrainerLine(clean, at, filter_, out);
     };
     switch (format_) {
       case LogFormat::kTorchtitan:
@@ -277,6 +282,15 @@ class TextLogParser {
     }
   }
 
+  // Whether a prefixed line of `rank` may feed a series: the rank asked for; without one,
+  // rank 0, and (until rank 0 has printed a metric line) the fallback rank.
+  bool WantRank(int rank) const {
+    if (options_.rank) return rank == *options_.rank;
+    if (rank == 0) return true;
+    if (primary_.metric_lines > 0) return false;
+    return !fallback_ || fallback_->rank == rank;
+  }
+
   // Picks the series the line's rank feeds, or nullptr when the line is not for us.
   RankSeries* SeriesFor(std::optional<int> rank) {
     if (rank) ranks_seen_.insert(*rank);
@@ -294,12 +308,18 @@ class TextLogParser {
   void HandleMetricLine(std::string_view line) {
     const RankPrefix prefix = SplitRankPrefix(line);
     // Cheap rejection of other ranks before any copying.
-    if (prefix.rank && options_.rank && *prefix.rank != *options_.rank) {
+    if (prefix.rank && !WantRank(*prefix.rank)) {
       ranks_seen_.insert(*prefix.rank);
       return;
     }
     StripAnsi(prefix.rest, clean_);
     line_.Clear();
+    // Only the wanted metrics are decoded, except on the lines sampled to learn what the
+    // log carries (available_metrics).
+    ++metric_candidates_;
+    const bool sample = metric_candidates_ <= 64 || (metric_candidates_ & 1023) == 0;
+    filter_.all = want_all_ || sample;
+    filter_.names = &wanted_names_;
     bool is_metric_line = format_ != LogFormat::kTensorBoard && ReadFormatLine(clean_, line_);
     if (is_metric_line && format_ == LogFormat::kTorchtitan && line_.npu_variant) {
       format_ = LogFormat::kTorchtitanNpu;
@@ -327,6 +347,7 @@ class TextLogParser {
   void Record(std::optional<int> rank, const char* line_start) {
     RankSeries* target = SeriesFor(rank);
     if (!target) return;
+    if (target == &primary_ && fallback_ && primary_.metric_lines == 0) fallback_.reset();
     if (!line_.step) {
       if (auto s = FindStepNumber(clean_)) {
         line_.step = *s;
@@ -349,9 +370,9 @@ class TextLogParser {
     target->last_step = step;
     if (line_.total_steps) target->total_steps = line_.total_steps;
     ++target->metric_lines;
-    // The names the log carries, sampled (every line would cost a set insert per metric).
-    if (target->metric_lines <= 64 || (target->metric_lines & 1023) == 0) {
-      for (const auto& m : line_.metrics) available_.insert(m.name);
+    // The names the log carries, from the lines read in full (filter_.all).
+    if (filter_.all) {
+      for (const auto& m : line_.metrics) available_.insert(std::string(m.name));
     }
     for (const auto& m : line_.metrics) {
       if (m.name == "loss" && target == &primary_ && loss_decimals_ < 0 && m.decimals != kExact)
@@ -362,7 +383,7 @@ class TextLogParser {
 
   void ApplyRegex(std::string_view line) {
     const RankPrefix prefix = SplitRankPrefix(line);
-    if (prefix.rank && options_.rank && *prefix.rank != *options_.rank) return;
+    if (prefix.rank && !WantRank(*prefix.rank)) return;
     StripAnsi(prefix.rest, clean_);
     line_.Clear();
     if (!regex_->Match(clean_, line_)) return;
@@ -370,7 +391,7 @@ class TextLogParser {
     Record(prefix.rank, line.data());
   }
 
-  bool IsRegexMetric(const std::string& name) const {
+  bool IsRegexMetric(std::string_view name) const {
     if (!regex_) return false;
     const auto& names = regex_->metric_names();
     return std::find(names.begin(), names.end(), name) != names.end();
@@ -382,6 +403,9 @@ class TextLogParser {
   bool detected_ = false;
   bool rebuild_scanner_ = false;
   bool want_all_ = false;
+  std::vector<std::string> wanted_names_;
+  MetricFilter filter_;
+  int64_t metric_candidates_ = 0;
   NeedleScanner scanner_;
 
   const char* counted_ = nullptr;

@@ -3,22 +3,25 @@
 #include <algorithm>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 // The vector helpers are internal and always inlined, so the 32-byte ABI note does not apply.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace parity::logs {
 namespace {
 
-// A rough rarity of a byte in training logs: lower is rarer. Lower-case letters and spaces
-// fill most lines; capitals, most punctuation and digits are rarer per position.
+// A rough commonness of a byte in training logs: lower is rarer. Spaces, most lower-case
+// letters, digits (timestamps, values) and the punctuation of log prefixes fill most lines;
+// capitals and other punctuation are rarer per position.
 int Commonness(uint8_t c) {
   if (c == ' ') return 9;
-  if (c >= 'a' && c <= 'z') {
-    static const char kFrequent[] = "etaoinsrhlducm";
-    return std::strchr(kFrequent, c) ? 8 : 5;
-  }
-  if (c >= '0' && c <= '9') return 4;
-  if (c >= 'A' && c <= 'Z') return 2;
+  if (c >= 'a' && c <= 'z') return std::strchr("jkqxzvwyb", c) ? 5 : 8;
+  if (c >= '0' && c <= '9') return 7;
+  if (c >= 'A' && c <= 'Z') return 3;
+  if (std::strchr(":.,-[]()/=_|", c)) return 6;
   return 3;
 }
 
@@ -31,7 +34,7 @@ inline __attribute__((always_inline)) Vec Load(const char* p) {
   return v;
 }
 
-Vec Splat(uint8_t c) {
+inline __attribute__((always_inline)) Vec Splat(uint8_t c) {
   Vec v;
   for (size_t i = 0; i < kWidth; ++i) v[i] = c;
   return v;
@@ -82,6 +85,31 @@ NeedleScanner::NeedleScanner(std::vector<Needle> needles) {
     if (index == pairs_.size()) pairs_.push_back(pair);
     needles_.push_back({std::move(n.text), n.id, anchor, index});
   }
+  // Nibble tables for the AVX2 path: pairs with the same first byte share a bucket (so
+  // their first-byte nibbles do not cross-combine), buckets are dealt round robin.
+  std::memset(nibble_tables_, 0, sizeof nibble_tables_);
+  std::vector<int> bucket_of_first(256, -1);
+  // A one-byte needle matches whatever follows, so it gets bucket 7 to itself.
+  int next_bucket = 0;
+  for (const auto& pair : pairs_) {
+    int& bucket = bucket_of_first[pair.first];
+    if (pair.single) {
+      bucket = 7;
+    } else if (bucket < 0) {
+      bucket = next_bucket++ % 7;
+    }
+    const uint8_t bit = static_cast<uint8_t>(1u << bucket);
+    nibble_tables_[pair.first & 15] |= bit;
+    nibble_tables_[16 + (pair.first >> 4)] |= bit;
+    for (int n = 0; n < 16; ++n) {
+      if (pair.single || (pair.second & 15) == n) nibble_tables_[32 + n] |= bit;
+      if (pair.single || (pair.second >> 4) == n) nibble_tables_[48 + n] |= bit;
+    }
+  }
+  by_first_byte_.assign(256, {});
+  for (size_t i = 0; i < needles_.size(); ++i) {
+    by_first_byte_[pairs_[needles_[i].pair].first].push_back(static_cast<uint16_t>(i));
+  }
   prints_.resize(pairs_.size() * sizeof(Fingerprint) / sizeof(Block));
   auto* prints = reinterpret_cast<Fingerprint*>(prints_.data());
   for (size_t i = 0; i < pairs_.size(); ++i) {
@@ -98,6 +126,7 @@ namespace {
 #else
 #define PARITY_SCAN_CLONES
 #endif
+
 
 // Advances *p to the first block of kWidth positions (with one byte of look-ahead before
 // end) in which some position matches a fingerprint, flags its lanes in *hits and returns
@@ -124,7 +153,63 @@ bool NextCandidateBlock(const char** cursor, const char* end, const Fingerprint*
   return false;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#define PARITY_HAVE_AVX2_SCAN 1
+// The same search with nibble tables (the "Teddy" technique of Hyperscan and Rust's
+// aho-corasick): each fingerprint pair is put in one of 8 buckets; a byte's low and high
+// nibbles look up which buckets it may start (or continue) with a shuffle, so one block
+// costs a dozen instructions however many pairs there are. Buckets over-approximate
+// (nibbles combine across pairs), which only adds candidates that check() then rejects.
+__attribute__((target("avx2"))) bool NextCandidateBlockAvx2(const char** cursor, const char* end,
+                                                           const uint8_t* tables, Vec* hits) {
+  const __m256i lo0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tables)));
+  const __m256i hi0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tables + 16)));
+  const __m256i lo1 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tables + 32)));
+  const __m256i hi1 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tables + 48)));
+  const __m256i nibble = _mm256_set1_epi8(0x0F);
+  const char* p = *cursor;
+  while (p + kWidth + 1 <= end) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 1));
+    const __m256i m0 = _mm256_and_si256(_mm256_shuffle_epi8(lo0, _mm256_and_si256(a, nibble)),
+                                        _mm256_shuffle_epi8(hi0, _mm256_and_si256(_mm256_srli_epi16(a, 4), nibble)));
+    const __m256i m1 = _mm256_and_si256(_mm256_shuffle_epi8(lo1, _mm256_and_si256(b, nibble)),
+                                        _mm256_shuffle_epi8(hi1, _mm256_and_si256(_mm256_srli_epi16(b, 4), nibble)));
+    const __m256i m = _mm256_and_si256(m0, m1);
+    if (!_mm256_testz_si256(m, m)) {
+      std::memcpy(hits, &m, sizeof m);
+      *cursor = p;
+      return true;
+    }
+    p += kWidth;
+  }
+  *cursor = p;
+  return false;
+}
+
+bool HasAvx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+#endif
+
 }  // namespace
+
+PARITY_SCAN_CLONES
+size_t CountByte(const char* p, const char* end, char byte) {
+  size_t total = 0;
+  const Vec target = Splat(static_cast<uint8_t>(byte));
+  // Per-lane 8-bit counters, folded into the total before they can overflow.
+  while (static_cast<size_t>(end - p) >= kWidth) {
+    Vec counts = Vec{};
+    for (int i = 0; i < 255 && static_cast<size_t>(end - p) >= kWidth; ++i, p += kWidth) {
+      counts -= (Vec)(Load(p) == target);
+    }
+    for (size_t lane = 0; lane < kWidth; ++lane) total += counts[lane];
+  }
+  for (; p < end; ++p) total += *p == byte;
+  return total;
+}
 
 bool NeedleScanner::Next(const char* begin, const char* from, const char* end, const char** at,
                          int* id) const {
@@ -132,9 +217,9 @@ bool NeedleScanner::Next(const char* begin, const char* from, const char* end, c
   // A candidate p holds a fingerprint pair at p, p+1; a needle anchored at offset k starts at
   // p-k. Checks one candidate against every needle sharing its pair.
   auto check = [&](const char* p) -> bool {
-    for (const auto& n : needles_) {
+    for (uint16_t index : by_first_byte_[static_cast<uint8_t>(*p)]) {
+      const auto& n = needles_[index];
       const auto& pair = pairs_[n.pair];
-      if (static_cast<uint8_t>(*p) != pair.first) continue;
       if (!pair.single && (p + 1 >= end || static_cast<uint8_t>(p[1]) != pair.second)) continue;
       const char* start = p - n.anchor;
       if (start < from || start < begin) continue;
@@ -151,7 +236,13 @@ bool NeedleScanner::Next(const char* begin, const char* from, const char* end, c
   const char* p = from;
   while (true) {
     Vec hits;
-    if (!NextCandidateBlock(&p, end, prints, pairs_.size(), &hits)) break;
+#ifdef PARITY_HAVE_AVX2_SCAN
+    const bool found = HasAvx2() ? NextCandidateBlockAvx2(&p, end, nibble_tables_, &hits)
+                                 : NextCandidateBlock(&p, end, prints, pairs_.size(), &hits);
+#else
+    const bool found = NextCandidateBlock(&p, end, prints, pairs_.size(), &hits);
+#endif
+    if (!found) break;
     for (size_t lane = 0; lane < kWidth; ++lane) {
       if (hits[lane] && check(p + lane)) return true;
     }

@@ -42,10 +42,17 @@ class NeedleScanner {
   };
   std::vector<Pair> pairs_;
   std::vector<Anchored> needles_;
+  // Needles by the first byte of their fingerprint: a candidate is checked only against these.
+  std::vector<std::vector<uint16_t>> by_first_byte_;
+  // Bucket masks by low / high nibble of a pair's first byte, then of its second byte.
+  uint8_t nibble_tables_[64] = {};
   // Fingerprint vectors (needle_scanner.cpp), kept as aligned raw storage so the header
   // needs no vector types.
   struct alignas(32) Block { unsigned char bytes[32]; };
   std::vector<Block> prints_;
 };
+
+// How many times `byte` occurs in [p, end) (line counting at memory speed).
+size_t CountByte(const char* p, const char* end, char byte);
 
 }  // namespace parity::logs

@@ -1,6 +1,7 @@
 #include "domain/logs/series.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 
@@ -8,6 +9,13 @@ namespace parity::logs {
 
 double HalfUnit(Decimals decimals) {
   if (decimals == kExact) return 0.0;
+  // Called per compared value: the usual range comes from a table, not std::pow.
+  static const auto table = [] {
+    std::array<double, 64> t{};
+    for (int d = -16; d < 48; ++d) t[d + 16] = 0.5 * std::pow(10.0, -static_cast<double>(d));
+    return t;
+  }();
+  if (decimals >= -16 && decimals < 48) return table[decimals + 16];
   return 0.5 * std::pow(10.0, -static_cast<double>(decimals));
 }
 
