@@ -136,7 +136,11 @@ Status Replay(const ReplayOptions& o) {
     if (p.argv[0] == "parity") p.argv[0] = parity;
     p.cwd = map.Apply(s["cwd"].get<std::string>());
     for (const auto& [k, v] : s["env"].items()) p.env_set[k] = map.Apply(v.get<std::string>());
-    p.tee_path = report_dir / "replay" / (s["id"].get<std::string>() + ".log");
+    // The output goes where the original run's log went (later steps, such as the compare,
+    // read it there), or to replay/<id>.log for steps that recorded no log.
+    const json& log = s["outputs"].value("log", json());
+    p.tee_path = log.is_string() ? report_dir / log.get<std::string>()
+                                 : report_dir / "replay" / (s["id"].get<std::string>() + ".log");
     if (o.print) o.print("== " + what + "\n");
     if (!o.dry_run && !fs::is_directory(p.cwd)) {
       return NotFound(what + ": working directory " + p.cwd.string() + " does not exist in the rerun");

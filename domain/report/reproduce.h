@@ -52,7 +52,9 @@ struct ReplayOptions {
 
 // Replays a reproduce.json: clones nothing the user owns; creates detached worktrees of
 // both commits under work_dir (git worktree add in repo.path), extracts the infra tarball
-// into both, then runs every step with the recorded paths mapped to work_dir.
+// into both, then runs every step with the recorded paths mapped to work_dir. Each step's
+// output is written to work_dir/numerical_report/<its recorded outputs.log>, or to
+// replay/<id>.log when it recorded none.
 Status Replay(const ReplayOptions& options);
 
 }  // namespace parity::report
