@@ -107,6 +107,13 @@ json ToolResultToJson(const ToolResult& r, bool has_output_schema) {
   return j;
 }
 
+// Answers given up front (the CLI's --answers file) stay; answers that came with this
+// request (MRTR responses, a confirmation token) are added and win on the same key.
+static void MergeAnswers(json& preset, const json& resolved) {
+  if (!preset.is_object()) preset = json::object();
+  for (auto& [k, v] : resolved.items()) preset[k] = v;
+}
+
 Invocation InvokeTool(const Tool& tool, const json& arguments, const InvokeInputs& inputs, CallSetup setup,
                       const StateSigner& signer) {
   bool has_output_schema = !tool.spec.output_schema.is_null();
@@ -120,7 +127,7 @@ Invocation InvokeTool(const Tool& tool, const json& arguments, const InvokeInput
     }
     return inv;
   }
-  setup.answers = std::move(*answers);
+  MergeAnswers(setup.answers, *answers);
   CallContext ctx(setup);
   ToolResult result;
   try {
@@ -143,7 +150,7 @@ Invocation InvokeHandler(const InvokeInputs& inputs, CallSetup setup, const Stat
     inv.error = RpcErrorFromStatus(answers.status());
     return inv;
   }
-  setup.answers = std::move(*answers);
+  MergeAnswers(setup.answers, *answers);
   CallContext ctx(setup);
   Result<json> result = body(ctx);
   ctx.Close();
