@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <unordered_map>
 
 #include "domain/msprobe/pyrepr.h"
@@ -103,11 +104,23 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  }
+  return true;
+}
+
 ValType Classify(const std::string& s) {
+  if (!s.empty() && ((s[0] >= '0' && s[0] <= '9') || s[0] == '.' || s[0] == '-' || s[0] == '+') &&
+      s.find_first_of("iInN") == std::string::npos && PyParseFloat(s)) {
+    return ValType::kNum;  // the common case, decided without lower-casing
+  }
+  if (EqualsIgnoreCase(s, "nan")) return ValType::kNan;
+  if (EqualsIgnoreCase(s, "inf")) return ValType::kInf;
+  if (EqualsIgnoreCase(s, "-inf")) return ValType::kNegInf;
   std::string lower = Lower(s);
-  if (lower == "nan") return ValType::kNan;
-  if (lower == "inf") return ValType::kInf;
-  if (lower == "-inf") return ValType::kNegInf;
   if (lower != "true" && lower != "false" && PyParseFloat(s)) return ValType::kNum;
   if (lower.find("npu") != std::string::npos || lower.find("cpu") != std::string::npos ||
       lower.find("cuda") != std::string::npos) {
@@ -133,6 +146,13 @@ bool IsInfOrNanText(const std::string& s) {
   if (b == std::string::npos) return false;
   lower = lower.substr(b, e - b + 1);
   return lower == "inf" || lower == "-inf" || lower == "nan";
+}
+
+// msprobe's is_inf_or_nan on a table cell, decided on the value without printing it.
+bool InfOrNan(const Dump& dump, const StatValue& v) {
+  if (v.kind == StatValue::Kind::kNumber) return std::isnan(v.number) || std::isinf(v.number);
+  if (v.kind == StatValue::Kind::kText) return IsInfOrNanText(dump.Text(v.text));
+  return false;
 }
 
 bool SameScalar(const Dump& a, const StatValue& x, const Dump& b, const StatValue& y) {
@@ -180,16 +200,54 @@ std::string EntryOfRowName(const std::string& op_name) {
   return op_name;
 }
 
+namespace {
+
+bool IsNanText(const std::string& s) {
+  return s.size() == 3 && (s[0] | 0x20) == 'n' && (s[1] | 0x20) == 'a' && (s[2] | 0x20) == 'n';
+}
+
+// msprobe's set_summary turns NaN (float or text) into "Nan".
+std::string TableStat(const Dump& dump, const StatValue& v) {
+  if (v.kind == StatValue::Kind::kNumber && std::isnan(v.number)) return "Nan";
+  std::string s = dump.StatString(v);
+  return IsNanText(s) ? "Nan" : s;
+}
+
+// Whether two statistics print the same in msprobe's table, without printing them.
+bool SameStat(const Dump& a, const StatValue& x, const Dump& b, const StatValue& y) {
+  if (x.kind != y.kind) {
+    if (x.kind == StatValue::Kind::kNone || y.kind == StatValue::Kind::kNone) {
+      const StatValue& text = x.kind == StatValue::Kind::kText ? x : y;
+      const Dump& d = x.kind == StatValue::Kind::kText ? a : b;
+      return text.kind == StatValue::Kind::kText && d.Text(text.text) == "None";
+    }
+    return TableStat(a, x) == TableStat(b, y);
+  }
+  switch (x.kind) {
+    case StatValue::Kind::kNone: return true;
+    case StatValue::Kind::kText: return a.Text(x.text) == b.Text(y.text);
+    case StatValue::Kind::kNumber:
+      if (std::isnan(x.number) || std::isnan(y.number)) return std::isnan(x.number) && std::isnan(y.number);
+      return x.integral == y.integral && std::memcmp(&x.number, &y.number, sizeof(double)) == 0;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::string CompareTable::NpuStat(const CompareRow& r, int stat) const {
-  std::string s = npu->StatString(NpuRow(r).stats[stat]);
-  return Lower(s) == "nan" ? "Nan" : s;
+  return TableStat(*npu, NpuRow(r).stats[stat]);
 }
 
 std::string CompareTable::BenchStat(const CompareRow& r, int stat) const {
   const Row* b = BenchRow(r);
   if (!b) return "N/A";
-  std::string s = bench->StatString(b->stats[stat]);
-  return Lower(s) == "nan" ? "Nan" : s;
+  return TableStat(*bench, b->stats[stat]);
+}
+
+bool CompareTable::SameStatAt(const CompareRow& r, int stat) const {
+  const Row* b = BenchRow(r);
+  return b && SameStat(*npu, NpuRow(r).stats[stat], *bench, b->stats[stat]);
 }
 
 bool CompareTable::Identical(const CompareRow& r) const {
@@ -197,15 +255,19 @@ bool CompareTable::Identical(const CompareRow& r) const {
   if (!b) return false;
   const Row& n = NpuRow(r);
   if (npu->Text(n.dtype) != bench->Text(b->dtype) || npu->Text(n.shape) != bench->Text(b->shape)) return false;
-  if (mode == DumpMode::kMd5) return npu->Md5String(n) == bench->Md5String(*b);
+  if (mode == DumpMode::kMd5) {
+    if (n.md5_text == 0 && b->md5_text == 0) return n.has_md5 == b->has_md5 && n.md5 == b->md5;
+    return npu->Md5String(n) == bench->Md5String(*b);
+  }
   for (int i = 0; i < 4; ++i) {
-    if (NpuStat(r, i) != BenchStat(r, i)) return false;
+    if (!SameStatAt(r, i)) return false;
   }
   return true;
 }
 
 std::string CompareTable::DiffText(const CompareRow& r, int stat, bool relative) const {
   if (!BenchRow(r)) return "N/A";
+  if (SameStatAt(r, stat)) return "0";
   std::string a = NpuStat(r, stat), b = BenchStat(r, stat);
   if (a == b) return "0";
   ValType ta = Classify(a), tb = Classify(b);
@@ -257,7 +319,11 @@ class ApiChecker {
   ApiChecker(CompareTable& table, size_t begin, size_t end) : t_(table) {
     for (size_t i = begin; i < end; ++i) {
       const Row& row = t_.NpuRow(t_.rows[i]);
-      bool output = (t_.npu->RowName(row)).find(".output.") != std::string::npos;
+      // msprobe: ".output." anywhere in the row name (entry names can hold it too).
+      const std::string& entry = t_.npu->entries[row.entry].name;
+      bool output = row.suffix.find(".output.") != std::string::npos ||
+                    entry.find(".output.") != std::string::npos ||
+                    (entry.size() >= 7 && entry.compare(entry.size() - 7, 7, ".output") == 0 && !row.suffix.empty());
       (output ? outputs_ : inputs_).push_back(&t_.rows[i]);
     }
   }
@@ -301,14 +367,16 @@ class ApiChecker {
     }
 
     for (CompareRow* r : checked) {  // InfNanErrChecker
-      if (IsInfOrNanText(t_.BenchStat(*r, 0)) || IsInfOrNanText(t_.BenchStat(*r, 1))) continue;
-      if (IsInfOrNanText(t_.NpuStat(*r, 0)) || IsInfOrNanText(t_.NpuStat(*r, 1))) Mark(*r, Level::kError, kInfNanError);
+      const Row* b = t_.BenchRow(*r);
+      if (b && (InfOrNan(*t_.bench, b->stats[0]) || InfOrNan(*t_.bench, b->stats[1]))) continue;
+      const Row& n = t_.NpuRow(*r);
+      if (InfOrNan(*t_.npu, n.stats[0]) || InfOrNan(*t_.npu, n.stats[1])) Mark(*r, Level::kError, kInfNanError);
     }
     if (t_.mode == DumpMode::kSummary && relative_rules) {  // RelativeErrChecker
       double in_max = std::fabs(MaxPercent(inputs_));
       if (in_max < 0.1) {
         for (CompareRow* r : outputs_) {
-          if (std::fabs(Str2Float(t_.DiffText(*r, 3, true))) > 0.5) Mark(*r, Level::kError, kRelativeError);
+          if (std::fabs(Str2Float(NormRelative(r))) > 0.5) Mark(*r, Level::kError, kRelativeError);
         }
       }
     }
@@ -352,11 +420,17 @@ class ApiChecker {
   }
 
  private:
+  const std::string& NormRelative(CompareRow* r) {
+    auto it = norm_relative_.find(r);
+    if (it == norm_relative_.end()) it = norm_relative_.emplace(r, t_.DiffText(*r, 3, true)).first;
+    return it->second;
+  }
+
   // ApiData.get_min_or_max_value(NormRelativeErr, is_min=False): only "...%" cells count.
   double MaxPercent(const std::vector<CompareRow*>& rows) {
     double best = 0.0;
     for (CompareRow* r : rows) {
-      std::string v = t_.DiffText(*r, 3, true);
+      const std::string& v = NormRelative(r);
       if (v.empty() || v.back() != '%') continue;
       double x = Str2Float(v);
       if (std::isnan(x)) continue;  // Python max(0.0, nan) keeps 0.0
@@ -372,6 +446,7 @@ class ApiChecker {
 
   CompareTable& t_;
   std::vector<CompareRow*> inputs_, outputs_;
+  std::unordered_map<CompareRow*, std::string> norm_relative_;
 };
 
 }  // namespace

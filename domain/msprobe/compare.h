@@ -65,6 +65,8 @@ struct CompareTable {
   // The NPU / Bench statistic as msprobe's table prints it ("Nan" for NaN, "N/A" unmatched).
   std::string NpuStat(const CompareRow& r, int stat) const;
   std::string BenchStat(const CompareRow& r, int stat) const;
+  // Whether statistic `stat` prints the same on both sides (no bench: false).
+  bool SameStatAt(const CompareRow& r, int stat) const;
   // The Err_message list, as msprobe writes it: ["error: ...", ...].
   std::vector<std::string> Messages(const CompareRow& r) const;
 };

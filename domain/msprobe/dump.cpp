@@ -1,7 +1,9 @@
 #include "domain/msprobe/dump.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <unordered_map>
 
 #include <simdjson.h>
@@ -79,8 +81,15 @@ class DumpBuilder {
 
   uint32_t Intern(std::string_view text) {
     if (text.empty()) return 0;
-    auto it = index_.find(std::string(text));
-    if (it != index_.end()) return it->second;
+    // Consecutive leaves mostly repeat a dtype or shape seen a moment ago.
+    for (uint32_t recent : recent_) {
+      if (recent && dump_.texts[recent] == text) return recent;
+    }
+    auto it = index_.find(text);
+    if (it != index_.end()) {
+      recent_[next_recent_++ % recent_.size()] = it->second;
+      return it->second;
+    }
     uint32_t id = static_cast<uint32_t>(dump_.texts.size());
     dump_.texts.emplace_back(text);
     index_.emplace(dump_.texts.back(), id);
@@ -115,7 +124,10 @@ class DumpBuilder {
       dump_.entries.push_back(std::move(entry));
       od::value body = field.value();
       if (IsParametersGrad(name)) {
-        Flatten(body, "", RowState::kParametersGrad, dump_.rows, 0, /*params_grad=*/true);
+        std::vector<Row> grads;
+        path_.clear();
+        Flatten(body, path_, RowState::kParametersGrad, grads, 0, /*params_grad=*/true);
+        for (Row& row : grads) dump_.rows.push_back(std::move(row));
       } else if (body.type() == od::json_type::object) {
         ParseBody(body.get_object());
       }
@@ -137,28 +149,50 @@ class DumpBuilder {
   // msprobe reads input_args, input_kwargs, input, output, parameters in that order and
   // then puts parameters before outputs; the JSON key order does not matter.
   void ParseBody(od::object body) {
-    std::vector<Row> args, kwargs, inputs, outputs, params;
+    for (auto* part : {&args_, &kwargs_, &inputs_, &params_, &outputs_}) part->clear();
     for (auto field : body) {
       std::string_view key = field.unescaped_key();
-      if (key == "input_args") Flatten(field.value(), ".input", RowState::kInput, args, 0, false);
-      else if (key == "input_kwargs") Flatten(field.value(), ".input", RowState::kInput, kwargs, 0, false);
-      else if (key == "input") Flatten(field.value(), ".input", RowState::kInput, inputs, 0, false);
-      else if (key == "output") Flatten(field.value(), ".output", RowState::kOutput, outputs, 0, false);
-      else if (key == "parameters") Flatten(field.value(), ".parameters", RowState::kParameters, params, 0, false);
+      std::vector<Row>* bucket = nullptr;
+      RowState state = RowState::kInput;
+      if (key == "input_args") path_ = ".input", bucket = &args_;
+      else if (key == "input_kwargs") path_ = ".input", bucket = &kwargs_;
+      else if (key == "input") path_ = ".input", bucket = &inputs_;
+      else if (key == "output") path_ = ".output", bucket = &outputs_, state = RowState::kOutput;
+      else if (key == "parameters") path_ = ".parameters", bucket = &params_, state = RowState::kParameters;
+      if (bucket) Flatten(field.value(), path_, state, *bucket, 0, false);
     }
-    for (auto* part : {&args, &kwargs, &inputs, &params, &outputs}) {
+    for (auto* part : {&args_, &kwargs_, &inputs_, &params_, &outputs_}) {
       for (Row& row : *part) dump_.rows.push_back(std::move(row));
     }
   }
 
-  void Flatten(od::value value, const std::string& suffix, RowState state, std::vector<Row>& out, int depth,
+  // Whether the object whose '{' starts `token` begins with "type": "..." (msprobe writes
+  // the type first in every leaf). Reads ahead in the padded input, stopping at NUL.
+  static bool StartsWithStringType(std::string_view token) {
+    const char* p = token.data() + 1;
+    auto skip = [&p] {
+      while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') ++p;
+    };
+    skip();
+    if (std::strncmp(p, "\"type\"", 6) != 0) return false;
+    p += 6;
+    skip();
+    if (*p != ':') return false;
+    ++p;
+    skip();
+    return *p == '"';
+  }
+
+  // `path` is the row name built so far (relative to the entry); children append to it and
+  // restore it, so no string is built per level.
+  void Flatten(od::value value, std::string& path, RowState state, std::vector<Row>& out, int depth,
                bool params_grad) {
     if (depth > kMaxDepth) throw std::runtime_error("nesting deeper than " + std::to_string(kMaxDepth));
     std::string_view token = value.raw_json_token();
     char first = token.empty() ? ' ' : token.front();
     if (first == 'n') {  // null: msprobe's default item, every field None
       Row row;
-      row.suffix = suffix;
+      row.suffix = path;
       row.entry = current_entry_;
       row.state = state;
       row.dtype = Intern("None");
@@ -166,34 +200,55 @@ class DumpBuilder {
       out.push_back(std::move(row));
       return;
     }
+    size_t keep = path.size();
     if (first == '[') {
       size_t i = 0;
       for (auto element : value.get_array()) {
         // parameters_grad lists are not indexed: "...parameters_grad.0.weight"
-        std::string child = params_grad ? suffix : suffix + "." + std::to_string(i);
-        Flatten(element.value(), child, state, out, depth + 1, params_grad);
+        if (!params_grad) {
+          path += '.';
+          path += std::to_string(i);
+        }
+        Flatten(element.value(), path, state, out, depth + 1, params_grad);
+        path.resize(keep);
         ++i;
       }
       return;
     }
     if (first != '{') return;  // a bare scalar outside a leaf yields no row in msprobe
     od::object object = value.get_object();
-    auto type_field = object.find_field_unordered("type");
-    bool leaf = false;
-    if (type_field.error() == simdjson::SUCCESS) {
-      leaf = type_field.value_unsafe().type() == od::json_type::string;
-    } else if (type_field.error() != simdjson::NO_SUCH_FIELD) {
-      throw simdjson::simdjson_error(type_field.error());
+    bool leaf = StartsWithStringType(token);
+    if (!leaf) {
+      auto type_field = object.find_field_unordered("type");
+      if (type_field.error() == simdjson::SUCCESS) {
+        leaf = type_field.value_unsafe().type() == od::json_type::string;
+      } else if (type_field.error() != simdjson::NO_SUCH_FIELD) {
+        throw simdjson::simdjson_error(type_field.error());
+      }
+      object.reset();
     }
-    object.reset();
     if (leaf) {
-      out.push_back(ParseLeaf(object, suffix, state));
+      out.push_back(ParseLeaf(object, path, state));
       return;
     }
     for (auto field : object) {
-      std::string child = suffix + "." + std::string(std::string_view(field.unescaped_key()));
-      Flatten(field.value(), child, state, out, depth + 1, params_grad);
+      path += '.';
+      path += std::string_view(field.unescaped_key());
+      Flatten(field.value(), path, state, out, depth + 1, params_grad);
+      path.resize(keep);
     }
+  }
+
+  // Python's str() of a list of ints ("[2, 5, 16]") from its JSON text, whitespace dropped.
+  static std::string ShapeText(std::string_view raw) {
+    std::string out;
+    out.reserve(raw.size());
+    for (char c : raw) {
+      if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+      out += c;
+      if (c == ',') out += ' ';
+    }
+    return out;
   }
 
   static Scalar ReadScalar(od::value value, std::string_view token) {
@@ -251,6 +306,10 @@ class DumpBuilder {
         comma = true;
       }
       return out + "}";
+    }
+    if ((first >= '0' && first <= '9') || first == '-') {
+      std::string_view t = TrimToken(token);
+      if (t.find_first_of(".eEIN") == std::string_view::npos) return std::string(t);  // an int prints as written
     }
     Scalar s = ReadScalar(value, token);
     switch (s.kind) {
@@ -336,7 +395,13 @@ class DumpBuilder {
         std::string_view token = v.raw_json_token();
         dtype = token.empty() || token.front() != '"' ? PyStr(v, false) : std::string(std::string_view(v.get_string()));
       } else if (key == "shape") {
-        shape = PyStr(v, false);
+        std::string_view token = v.raw_json_token();
+        if (!token.empty() && token.front() == '[') {
+          od::array items = v.get_array();
+          shape = ShapeText(std::string_view(items.raw_json()));
+        } else {
+          shape = PyStr(v, false);
+        }
       } else if (key == "requires_grad") {
         std::string_view token = v.raw_json_token();
         if (!token.empty() && (token.front() == 't' || token.front() == 'f')) row.requires_grad = bool(v.get_bool()) ? 1 : 0;
@@ -439,7 +504,15 @@ class DumpBuilder {
   }
 
   Dump& dump_;
-  std::unordered_map<std::string, uint32_t> index_;
+  std::array<uint32_t, 4> recent_{};
+  size_t next_recent_ = 0;
+  std::string path_;
+  std::vector<Row> args_, kwargs_, inputs_, outputs_, params_;
+  struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>> index_;
   uint32_t current_entry_ = 0;
 
  public:
@@ -450,7 +523,6 @@ Result<Dump> ParsePadded(const simdjson::padded_string& text, const std::filesys
   Dump dump;
   dump.path = origin;
   dump.bytes = text.size();
-  dump.rows.reserve(text.size() / 400 + 16);
   try {
     od::parser parser;
     od::document doc = parser.iterate(text);

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -29,10 +30,10 @@ const char* RowStateName(RowState state);
 // One of Max/Min/Mean/Norm, or a scalar argument's value, as msprobe's table holds it.
 struct StatValue {
   enum class Kind : uint8_t { kNone, kNumber, kText };
-  Kind kind = Kind::kNone;
-  bool integral = false;  // a JSON integer: printed without ".0", as Python does
   double number = 0;
   uint32_t text = 0;      // kText: index into Dump::texts ("True", "tanh", "...")
+  Kind kind = Kind::kNone;
+  bool integral = false;  // a JSON integer: printed without ".0", as Python does
 };
 
 struct Row {
@@ -62,7 +63,7 @@ struct Dump {
   DumpMode mode = DumpMode::kSummary;
   bool has_md5 = false;
   std::vector<Entry> entries;
-  std::vector<Row> rows;
+  std::deque<Row> rows;  // a deque: growing it never copies millions of rows at once
   std::vector<std::string> texts{""};  // interned strings; index 0 is ""
   uint64_t bytes = 0;                  // size of the file read
 

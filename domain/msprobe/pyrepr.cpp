@@ -92,8 +92,12 @@ std::optional<double> PyParseFloat(std::string_view text) {
   while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
   if (text.empty()) return std::nullopt;
   std::string lower;
-  for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  std::string_view body = lower;
+  bool letters = false;
+  for (char c : text) letters |= std::isalpha(static_cast<unsigned char>(c)) && c != 'e' && c != 'E';
+  if (letters) {
+    for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  std::string_view body = letters ? std::string_view(lower) : text;
   double sign = 1;
   if (body.front() == '+' || body.front() == '-') {
     if (body.front() == '-') sign = -1;
@@ -102,7 +106,9 @@ std::optional<double> PyParseFloat(std::string_view text) {
   if (body == "inf" || body == "infinity") return sign * INFINITY;
   if (body == "nan") return NAN;
   for (char c : body) {
-    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == '+' || c == '-')) return std::nullopt;
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-')) {
+      return std::nullopt;
+    }
   }
   double value = 0;
   auto [ptr, ec] = std::from_chars(body.data(), body.data() + body.size(), value);
