@@ -69,7 +69,7 @@ const std::vector<ErrorNeedle>& ErrorNeedles() {
   // CANN's "EZ9999: Inner Error!" is found through "Error"; "out of memory" by "f ", since
   // "memory" itself is on every torchtitan metric line; the watchdog by its rare "hd".
   static const std::vector<ErrorNeedle> needles = {
-      {"Traceback (most recent call last)", 0},
+      {"Traceback (most recent call last)", 10},  // "(m": "Tr" is in every "True"
       {"ERR", 0},
       {"Error", 0},
       {"out of memory", 5},

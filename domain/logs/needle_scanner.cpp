@@ -85,19 +85,56 @@ NeedleScanner::NeedleScanner(std::vector<Needle> needles) {
     if (index == pairs_.size()) pairs_.push_back(pair);
     needles_.push_back({std::move(n.text), n.id, anchor, index});
   }
-  // Nibble tables for the AVX2 path: pairs with the same first byte share a bucket (so
-  // their first-byte nibbles do not cross-combine), buckets are dealt round robin.
+  // Nibble tables for the AVX2 path. Pairs with the same first byte share a bucket; each
+  // first byte goes to the bucket where the byte pairs it would falsely admit (nibbles
+  // combine across the bucket's pairs) are least common, estimated with Commonness.
   std::memset(nibble_tables_, 0, sizeof nibble_tables_);
-  std::vector<int> bucket_of_first(256, -1);
-  // A one-byte needle matches whatever follows, so it gets bucket 7 to itself.
-  int next_bucket = 0;
-  for (const auto& pair : pairs_) {
-    int& bucket = bucket_of_first[pair.first];
-    if (pair.single) {
-      bucket = 7;
-    } else if (bucket < 0) {
-      bucket = next_bucket++ % 7;
+  auto weight = [](int c) { return Commonness(static_cast<uint8_t>(c)) >= 7 ? 10.0 : 1.0; };
+  auto cost = [&](uint16_t lo0, uint16_t hi0, uint16_t lo1, uint16_t hi1) {
+    double first = 0, second = 0;
+    for (int c = 0; c < 256; ++c) {
+      if ((lo0 >> (c & 15) & 1) && (hi0 >> (c >> 4) & 1)) first += weight(c);
+      if ((lo1 >> (c & 15) & 1) && (hi1 >> (c >> 4) & 1)) second += weight(c);
     }
+    return first * second;
+  };
+  struct Bucket {
+    uint16_t lo0 = 0, hi0 = 0, lo1 = 0, hi1 = 0;
+  };
+  Bucket buckets[7];
+  std::vector<int> bucket_of_first(256, -1);
+  for (const auto& pair : pairs_) {
+    if (pair.single || bucket_of_first[pair.first] >= 0) continue;
+    // Every pair of this first byte, as nibble masks.
+    Bucket add;
+    add.lo0 = uint16_t(1u << (pair.first & 15));
+    add.hi0 = uint16_t(1u << (pair.first >> 4));
+    for (const auto& other : pairs_) {
+      if (other.single || other.first != pair.first) continue;
+      add.lo1 |= uint16_t(1u << (other.second & 15));
+      add.hi1 |= uint16_t(1u << (other.second >> 4));
+    }
+    int best = 0;
+    double best_increase = 0;
+    for (int b = 0; b < 7; ++b) {
+      const Bucket& cur = buckets[b];
+      const double before = cur.lo0 ? cost(cur.lo0, cur.hi0, cur.lo1, cur.hi1) : 0;
+      const double after = cost(cur.lo0 | add.lo0, cur.hi0 | add.hi0, cur.lo1 | add.lo1, cur.hi1 | add.hi1);
+      if (b == 0 || after - before < best_increase) {
+        best = b;
+        best_increase = after - before;
+      }
+    }
+    Bucket& chosen = buckets[best];
+    chosen.lo0 |= add.lo0;
+    chosen.hi0 |= add.hi0;
+    chosen.lo1 |= add.lo1;
+    chosen.hi1 |= add.hi1;
+    bucket_of_first[pair.first] = best;
+  }
+  for (const auto& pair : pairs_) {
+    // A one-byte needle matches whatever follows, so it gets bucket 7 to itself.
+    const int bucket = pair.single ? 7 : bucket_of_first[pair.first];
     const uint8_t bit = static_cast<uint8_t>(1u << bucket);
     nibble_tables_[pair.first & 15] |= bit;
     nibble_tables_[16 + (pair.first >> 4)] |= bit;
