@@ -27,6 +27,8 @@ struct Case {
   std::string fixture, verdict;
 };
 
+void PrintTo(const Case& c, std::ostream* os) { *os << c.fixture << " (" << c.verdict << ")"; }
+
 class RenderEachVerdict : public ::testing::TestWithParam<Case> {};
 
 TEST_P(RenderEachVerdict, WritesEveryFormatAndRecordsItInTheLedger) {
