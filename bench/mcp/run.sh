@@ -10,7 +10,7 @@
 # Prints a table (medians over ROUNDS runs) and the ratios against the bar: parity p50 at
 # most a tenth of the reference's, parity idle RSS under 10 MiB. Never a test: no asserts.
 # Environment: PARITY_BUILD_DIR (default build), PARITY_DEPS, CALLS (2000), WARMUP (200),
-# ROUNDS (3), PARITY_JOBS (2).
+# ROUNDS (3), PARITY_JOBS (2), BUILD (1; 0 measures the binaries already in the build dir).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -23,13 +23,15 @@ everything="$deps/clients/node_modules/@modelcontextprotocol/server-everything/d
 [ -f "$everything" ] || { echo "run.sh: $everything missing; run scripts/install-deps" >&2; exit 2; }
 node_bin="$(command -v node)"
 
-if [ ! -f "$build/CMakeCache.txt" ]; then
-  generator=()
-  command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
-  cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+if [ "${BUILD:-1}" != 0 ]; then
+  if [ ! -f "$build/CMakeCache.txt" ]; then
+    generator=()
+    command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+    cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  fi
+  cmake --build "$build" --target mcp_latency parity parity-conformance-fixture parity-client-fixture-stdio \
+    -j "${PARITY_JOBS:-2}" >/dev/null
 fi
-cmake --build "$build" --target mcp_latency parity parity-conformance-fixture parity-client-fixture-stdio \
-  -j "${PARITY_JOBS:-2}" >/dev/null
 
 latency="$build/bench/mcp/mcp_latency"
 parity="$build/cli/parity"
