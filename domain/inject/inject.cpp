@@ -1,0 +1,423 @@
+#include "domain/inject/inject.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "domain/git/git_handle.h"
+#include "domain/git/worktrees.h"
+#include "domain/inject/embedded_python.h"
+#include "support/subprocess.h"
+
+namespace parity::inject {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr const char* kStateDir = ".parity_inject";
+constexpr const char* kHelper = "_parity_probe.py";
+constexpr uint64_t kMaxSourceBytes = 64 << 20;
+
+Result<std::string> ReadBytes(const fs::path& path) {
+  std::error_code ec;
+  auto size = fs::file_size(path, ec);
+  if (ec) return NotFound(path.string() + ": " + ec.message());
+  if (size > kMaxSourceBytes) return InvalidArgument(path.string() + ": larger than " + std::to_string(kMaxSourceBytes) + " bytes");
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes(size, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  if (!in) return Unavailable("cannot read " + path.string());
+  return bytes;
+}
+
+Status WriteBytes(const fs::path& path, const std::string& bytes) {
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  fs::path tmp = path;
+  tmp += ".parity-tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) return Unavailable("cannot write " + tmp.string());
+  }
+  // Keep the file's permissions (an executable script stays executable).
+  if (fs::exists(path, ec)) fs::permissions(tmp, fs::status(path, ec).permissions(), ec);
+  fs::rename(tmp, path, ec);
+  if (ec) return Unavailable("cannot replace " + path.string() + ": " + ec.message());
+  return Status::Ok();
+}
+
+// The target's path relative to the worktree ('/'-separated); refuses paths outside it.
+Result<std::string> RelativeInside(const fs::path& worktree, const std::string& file) {
+  fs::path p = fs::path(file).is_absolute() ? fs::path(file) : worktree / file;
+  std::error_code ec;
+  fs::path canonical = fs::weakly_canonical(p, ec);
+  fs::path root = fs::weakly_canonical(worktree, ec);
+  fs::path rel = canonical.lexically_relative(root);
+  if (rel.empty() || *rel.begin() == "..") {
+    return InvalidArgument(file + " is not inside the worktree " + worktree.string());
+  }
+  if (!fs::is_regular_file(canonical, ec)) return NotFound(canonical.string() + ": no such file");
+  return rel.generic_string();
+}
+
+Result<json> RunAnalyser(const Options& options, const fs::path& file, const Target& target) {
+  json request = {{"file", file.string()}};
+  if (target.function) request["function"] = *target.function;
+  if (target.line) request["line"] = *target.line;
+  if (target.enclosing_function) request["enclosing_function"] = true;
+  ProcessOptions p;
+  p.argv = {options.python, "-c", embedded::kAstAnalyzer};
+  p.stdin_data = request.dump();
+  p.timeout = std::chrono::seconds(60);
+  p.output_cap = 16 << 20;
+  p.cancel = options.cancel;
+  auto run = RunProcess(p);
+  if (!run.ok()) return std::move(run).take_status().Context("running the Python ast analyser (" + options.python + ")");
+  if (!run->success()) return ProcessFailure("the Python ast analyser", p, *run);
+  json out = json::parse(run->out, nullptr, false);
+  if (!out.is_object()) {
+    return Internal("the ast analyser printed no JSON").WithEvidence("output", LastLines(run->out));
+  }
+  if (out.contains("error")) {
+    return NotFound(file.string() + ": " + out["error"].get<std::string>())
+        .WithHint("check the line or function name against the worktree's code");
+  }
+  return out;
+}
+
+std::string Quote(const std::string& s) { return json(s).dump(); }  // a valid Python string literal
+
+struct Edit {
+  int line = 0;          // 1-based line of the original file
+  enum Kind { kWrap, kInsertBefore } kind = kInsertBefore;
+  std::vector<std::string> lines;  // kInsertBefore
+  int col = 0, end_line = 0, end_col = 0;  // kWrap (byte offsets, as Python's ast gives)
+  std::string prefix, suffix;
+};
+
+std::string ProbeCall(const std::string& id, const std::string& site, const std::string& when,
+                      const std::string& name, const std::string& expr) {
+  return "_pp.probe(" + Quote(id) + ", " + Quote(site) + ", " + Quote(when) + ", " + Quote(name) + ", " + expr + ")";
+}
+
+// The edits and the probe list for one analysed target.
+void PlanEdits(const json& a, const std::string& rel, const std::string& id_prefix, std::vector<Edit>& edits,
+               json& probes) {
+  int n = 0;
+  auto next_id = [&] { return id_prefix + "." + std::to_string(++n); };
+  if (a["kind"] == "function") {
+    int body = a["body_line"].get<int>();
+    std::string indent = a["body_indent"].get<std::string>();
+    Edit entry;
+    entry.line = body;
+    for (const auto& param : a["params"]) {
+      std::string id = next_id();
+      std::string site = rel + ":" + std::to_string(a["line"].get<int>());
+      entry.lines.push_back(indent + ProbeCall(id, site, "entry", param.get<std::string>(), param.get<std::string>()));
+      probes.push_back({{"id", id}, {"site", site}, {"when", "entry"}, {"name", param}});
+    }
+    if (!entry.lines.empty()) edits.push_back(entry);
+    for (const auto& r : a["returns"]) {
+      std::string id = next_id();
+      std::string site = rel + ":" + std::to_string(r["line"].get<int>());
+      Edit wrap;
+      wrap.kind = Edit::kWrap;
+      wrap.line = r["line"];
+      wrap.col = r["col"];
+      wrap.end_line = r["end_line"];
+      wrap.end_col = r["end_col"];
+      wrap.prefix = "_pp.probe(" + Quote(id) + ", " + Quote(site) + ", \"return\", \"return\", (";
+      wrap.suffix = "))";
+      edits.push_back(wrap);
+      probes.push_back({{"id", id}, {"site", site}, {"when", "return"}, {"name", "return"}});
+    }
+    return;
+  }
+  int line = a["line"].get<int>();
+  std::string site = rel + ":" + std::to_string(line);
+  std::string indent = a["indent"].get<std::string>();
+  Edit before;
+  before.line = line;
+  for (const auto& input : a["inputs"]) {
+    std::string id = next_id();
+    before.lines.push_back(indent + ProbeCall(id, site, "before", input, input));
+    probes.push_back({{"id", id}, {"site", site}, {"when", "before"}, {"name", input}});
+  }
+  if (!before.lines.empty()) edits.push_back(before);
+  if (a.contains("return_value")) {
+    const json& r = a["return_value"];
+    std::string id = next_id();
+    Edit wrap;
+    wrap.kind = Edit::kWrap;
+    wrap.line = r["line"];
+    wrap.col = r["col"];
+    wrap.end_line = r["end_line"];
+    wrap.end_col = r["end_col"];
+    wrap.prefix = "_pp.probe(" + Quote(id) + ", " + Quote(site) + ", \"after\", \"return\", (";
+    wrap.suffix = "))";
+    edits.push_back(wrap);
+    probes.push_back({{"id", id}, {"site", site}, {"when", "after"}, {"name", "return"}});
+    return;
+  }
+  static const std::vector<std::string> kNoFallThrough = {"Raise", "Continue", "Break", "Pass"};
+  if (a["outputs"].empty() ||
+      std::find(kNoFallThrough.begin(), kNoFallThrough.end(), a["statement"].get<std::string>()) != kNoFallThrough.end()) {
+    return;
+  }
+  Edit after;
+  bool into_body = a.value("compound", false);
+  after.line = into_body ? a["body_line"].get<int>() : a["end_line"].get<int>() + 1;
+  std::string after_indent = into_body ? a["body_indent"].get<std::string>() : indent;
+  for (const auto& output : a["outputs"]) {
+    std::string id = next_id();
+    after.lines.push_back(after_indent + ProbeCall(id, site, "after", output, output));
+    probes.push_back({{"id", id}, {"site", site}, {"when", "after"}, {"name", output}});
+  }
+  edits.push_back(after);
+}
+
+// Applies edits to the file's lines, bottom-up so earlier line numbers stay valid.
+Result<std::string> ApplyEdits(const std::string& original, std::vector<Edit> edits, const std::string& import_line,
+                               int import_at) {
+  std::vector<std::string> lines;
+  std::string eol = original.find("\r\n") != std::string::npos ? "\r\n" : "\n";
+  {
+    size_t start = 0;
+    while (start < original.size()) {
+      size_t nl = original.find('\n', start);
+      std::string line = original.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      lines.push_back(line);
+      if (nl == std::string::npos) break;
+      start = nl + 1;
+    }
+  }
+  bool final_newline = !original.empty() && original.back() == '\n';
+  Edit import;
+  import.line = import_at;
+  import.lines = {import_line};
+  edits.push_back(import);
+  // Descending line; on the same line an in-line wrap goes before an insertion above it.
+  std::stable_sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) {
+    if (a.line != b.line) return a.line > b.line;
+    return a.kind == Edit::kWrap && b.kind != Edit::kWrap;
+  });
+  for (const Edit& e : edits) {
+    if (e.line < 1 || e.line > static_cast<int>(lines.size()) + 1) {
+      return InvalidArgument("line " + std::to_string(e.line) + " is outside the file (" + std::to_string(lines.size()) + " lines)");
+    }
+    if (e.kind == Edit::kWrap) {
+      std::string& last = lines[e.end_line - 1];
+      if (e.end_col > static_cast<int>(last.size())) return InvalidArgument("return value end is past its line");
+      last.insert(static_cast<size_t>(e.end_col), e.suffix);
+      std::string& first = lines[e.line - 1];
+      if (e.col > static_cast<int>(first.size())) return InvalidArgument("return value start is past its line");
+      first.insert(static_cast<size_t>(e.col), e.prefix);
+    } else {
+      lines.insert(lines.begin() + (e.line - 1), e.lines.begin(), e.lines.end());
+    }
+  }
+  std::string out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    out += lines[i];
+    if (i + 1 < lines.size() || final_newline) out += eol;
+  }
+  return out;
+}
+
+fs::path StatePath(const fs::path& worktree) { return worktree / kStateDir / "state.json"; }
+
+Result<std::optional<json>> ReadState(const fs::path& worktree) {
+  std::error_code ec;
+  if (!fs::exists(StatePath(worktree), ec)) return std::optional<json>();
+  PARITY_ASSIGN_OR_RETURN(std::string text, ReadBytes(StatePath(worktree)));
+  json state = json::parse(text, nullptr, false);
+  if (!state.is_object()) return FailedPrecondition(StatePath(worktree).string() + " is not readable JSON");
+  return std::optional<json>(state);
+}
+
+}  // namespace
+
+std::string Sha256Hex(const std::string& bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < length; ++i) {
+    out += kHex[digest[i] >> 4];
+    out += kHex[digest[i] & 15];
+  }
+  return out;
+}
+
+Status CheckParityWorktree(const fs::path& worktree) {
+  std::error_code ec;
+  if (!fs::is_directory(worktree, ec)) return NotFound(worktree.string() + ": no such folder");
+  PARITY_ASSIGN_OR_RETURN(git::RepoPtr repo, git::OpenRepository(worktree));
+  PARITY_ASSIGN_OR_RETURN(auto worktrees, git::ListWorktrees(repo.get()));
+  fs::path want = fs::weakly_canonical(worktree, ec);
+  for (const auto& w : worktrees) {
+    if (fs::weakly_canonical(w.path, ec) == want) {
+      if (w.parity_owned) return Status::Ok();
+      return FailedPrecondition(worktree.string() + " is a git worktree parity did not create")
+          .WithHint("inject_prints only edits parity's own worktrees (audit_workspace action=prepare makes them)");
+    }
+  }
+  return FailedPrecondition(worktree.string() + " is not a parity worktree (the user's own tree is never edited)")
+      .WithHint("create the baseline/candidate worktrees with audit_workspace action=prepare and inject there");
+}
+
+Result<json> Analyze(const Options& options) {
+  if (options.targets.empty()) return InvalidArgument("no targets");
+  json out = {{"analyser", "python-ast"}, {"python", options.python}, {"targets", json::array()}};
+  for (const Target& t : options.targets) {
+    if (options.cancel.cancelled()) return Cancelled();
+    if (!t.line && !t.function) return InvalidArgument(t.file + ": a target needs a line or a function");
+    PARITY_ASSIGN_OR_RETURN(std::string rel, RelativeInside(options.worktree, t.file));
+    PARITY_ASSIGN_OR_RETURN(std::string bytes, ReadBytes(options.worktree / rel));
+    PARITY_ASSIGN_OR_RETURN(json analysis, RunAnalyser(options, options.worktree / rel, t));
+    json item = {{"file", rel}, {"sha256", Sha256Hex(bytes)}, {"analysis", analysis}};
+    item["target"] = {{"file", t.file}};
+    if (t.line) item["target"]["line"] = *t.line;
+    if (t.function) item["target"]["function"] = *t.function;
+    if (t.enclosing_function) item["target"]["enclosing_function"] = true;
+    out["targets"].push_back(item);
+  }
+  return out;
+}
+
+Result<json> Inject(const Options& options) {
+  PARITY_RETURN_IF_ERROR(CheckParityWorktree(options.worktree));
+  PARITY_ASSIGN_OR_RETURN(auto existing, ReadState(options.worktree));
+  if (existing) {
+    return FailedPrecondition("probes are already injected in " + options.worktree.string())
+        .WithHint("call inject_prints action=revert first (action=status lists them)");
+  }
+  std::error_code ec;
+  if (fs::exists(options.worktree / kHelper, ec)) {
+    return FailedPrecondition((options.worktree / kHelper).string() + " exists but parity has no record of it")
+        .WithHint("remove it by hand if it is a leftover");
+  }
+  PARITY_ASSIGN_OR_RETURN(json analysis, Analyze(options));
+
+  // Group the targets by file; refuse files that changed since the caller's analysis.
+  std::map<std::string, std::vector<const json*>> by_file;
+  for (const json& t : analysis["targets"]) by_file[t["file"].get<std::string>()].push_back(&t);
+  json files = json::array(), probes = json::array();
+  std::map<std::string, std::string> originals, injected;
+  int target_index = 0;
+  for (const auto& [rel, targets] : by_file) {
+    PARITY_ASSIGN_OR_RETURN(std::string original, ReadBytes(options.worktree / rel));
+    std::string sha = Sha256Hex(original);
+    auto expected = options.expected_sha256.find(rel);
+    if (expected != options.expected_sha256.end() && expected->second != sha) {
+      return FailedPrecondition(rel + " changed since it was analysed (sha256 " + sha.substr(0, 12) + ", analysed " +
+                                expected->second.substr(0, 12) + ")")
+          .WithHint("analyse again, then inject");
+    }
+    std::vector<Edit> edits;
+    int import_at = 1;
+    for (const json* t : targets) {
+      PlanEdits((*t)["analysis"], rel, "p" + std::to_string(++target_index), edits, probes);
+      import_at = (*t)["analysis"]["import_line"].get<int>();
+    }
+    // The one import: the helper lives at the worktree root, found relative to this file.
+    const fs::path parent = fs::path(rel).parent_path();
+    std::string up = parent.empty() ? "." : "";
+    for (auto it = parent.begin(); it != parent.end(); ++it) up += up.empty() ? ".." : "/..";
+    std::string import_line =
+        "import sys as _pp_sys, os as _pp_os; _pp_sys.path.insert(0, _pp_os.path.normpath(_pp_os.path.join("
+        "_pp_os.path.dirname(_pp_os.path.abspath(__file__)), " + Quote(up) + "))); import _parity_probe as _pp  # parity-probe";
+    // Two targets wrapping the same return value would nest their edits; keep the first.
+    std::vector<Edit> unique;
+    for (const Edit& e : edits) {
+      bool duplicate = e.kind == Edit::kWrap && std::any_of(unique.begin(), unique.end(), [&e](const Edit& u) {
+        return u.kind == Edit::kWrap && u.line == e.line && u.col == e.col && u.end_line == e.end_line;
+      });
+      if (!duplicate) unique.push_back(e);
+    }
+    PARITY_ASSIGN_OR_RETURN(std::string changed, ApplyEdits(original, unique, import_line, import_at));
+    originals[rel] = original;
+    injected[rel] = changed;
+  }
+  // Record first (originals saved), then write: a crash in between leaves a revertible state.
+  json state = {{"schema", "parity.inject/1"}, {"helper", kHelper}, {"rank", options.rank},
+                {"calls", options.calls}, {"python", options.python}, {"probes", probes},
+                {"analysis", analysis}, {"files", json::array()}};
+  for (const auto& [rel, original] : originals) {
+    fs::path backup = options.worktree / kStateDir / "orig" / rel;
+    PARITY_RETURN_IF_ERROR(WriteBytes(backup, original));
+    state["files"].push_back({{"path", rel}, {"sha256_original", Sha256Hex(original)},
+                              {"sha256_injected", Sha256Hex(injected[rel])},
+                              {"backup", (fs::path(kStateDir) / "orig" / rel).generic_string()}});
+  }
+  PARITY_RETURN_IF_ERROR(WriteBytes(StatePath(options.worktree), state.dump(2) + "\n"));
+  std::string helper = embedded::kProbeHelper;
+  auto replace = [&helper](const std::string& key, const std::string& value) {
+    size_t at = helper.find(key);
+    if (at != std::string::npos) helper.replace(at, key.size(), value);
+  };
+  replace("__PARITY_RANK__", std::to_string(options.rank));
+  replace("__PARITY_CALLS__", options.calls.empty() ? "None" : json(options.calls).dump());
+  PARITY_RETURN_IF_ERROR(WriteBytes(options.worktree / kHelper, helper));
+  for (const auto& [rel, bytes] : injected) PARITY_RETURN_IF_ERROR(WriteBytes(options.worktree / rel, bytes));
+  return json{{"injected", true}, {"worktree", options.worktree.string()}, {"helper", kHelper},
+              {"analyser", "python-ast"}, {"files", state["files"]}, {"probes", probes}, {"analysis", analysis}};
+}
+
+Result<json> Revert(const fs::path& worktree, bool force) {
+  PARITY_ASSIGN_OR_RETURN(auto state, ReadState(worktree));
+  if (!state) return json{{"reverted", false}, {"message", "nothing is injected in " + worktree.string()}};
+  // Check everything before touching anything.
+  std::vector<std::pair<fs::path, std::string>> restores;
+  json files = json::array();
+  for (const json& f : (*state)["files"]) {
+    std::string rel = f["path"];
+    PARITY_ASSIGN_OR_RETURN(std::string backup, ReadBytes(worktree / f["backup"].get<std::string>()));
+    if (Sha256Hex(backup) != f["sha256_original"]) {
+      return FailedPrecondition("the saved original of " + rel + " does not match its recorded hash; not reverting");
+    }
+    auto current = ReadBytes(worktree / rel);
+    std::string current_sha = current.ok() ? Sha256Hex(*current) : "missing";
+    if (current_sha != f["sha256_injected"] && current_sha != f["sha256_original"] && !force) {
+      return FailedPrecondition(rel + " changed after the probes were injected; reverting would discard that change")
+          .WithHint("pass force=true to restore the original anyway");
+    }
+    restores.emplace_back(worktree / rel, std::move(backup));
+    files.push_back({{"path", rel}, {"sha256", f["sha256_original"]}});
+  }
+  for (const auto& [path, bytes] : restores) {
+    PARITY_RETURN_IF_ERROR(WriteBytes(path, bytes));
+    PARITY_ASSIGN_OR_RETURN(std::string check, ReadBytes(path));
+    if (Sha256Hex(check) != Sha256Hex(bytes)) return Internal(path.string() + " does not read back as its original bytes");
+  }
+  std::error_code ec;
+  fs::remove(worktree / kHelper, ec);
+  fs::remove_all(worktree / "__pycache__" / "_parity_probe.cpython-311.pyc", ec);
+  fs::remove_all(worktree / kStateDir, ec);
+  if (ec) return Unavailable("cannot remove " + (worktree / kStateDir).string() + ": " + ec.message());
+  return json{{"reverted", true}, {"files", files}, {"verified", "sha256 of every restored file equals its original"}};
+}
+
+Result<json> InjectStatus(const fs::path& worktree) {
+  PARITY_ASSIGN_OR_RETURN(auto state, ReadState(worktree));
+  if (!state) return json{{"injected", false}};
+  json files = json::array();
+  for (const json& f : (*state)["files"]) {
+    auto current = ReadBytes(worktree / f["path"].get<std::string>());
+    std::string sha = current.ok() ? Sha256Hex(*current) : "missing";
+    files.push_back({{"path", f["path"]}, {"state", sha == f["sha256_injected"]   ? "injected"
+                                                    : sha == f["sha256_original"] ? "original"
+                                                                                  : "changed since injection"}});
+  }
+  return json{{"injected", true}, {"helper", (*state)["helper"]}, {"rank", (*state)["rank"]},
+              {"calls", (*state)["calls"]}, {"files", files}, {"probes", (*state)["probes"]}};
+}
+
+}  // namespace parity::inject

@@ -1,0 +1,63 @@
+// inject_prints' domain: probe prints in a parity worktree. Targets are a file and line
+// (the statement's inputs before it, its outputs after it), a function (its arguments at
+// entry, its return values), or a line whose enclosing function is probed (how stack frames
+// from msprobe_first_diff are instrumented). The analysis is Python's own ast, run by the
+// training host's interpreter. Injection writes one helper module (_parity_probe.py) into
+// the worktree root, one import line per touched file and one call per value; everything
+// touched is recorded in <worktree>/.parity_inject/ with its original bytes, so revert
+// restores each file byte for byte (checked by SHA-256) and removes the helper.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/cancel.h"
+#include "support/status.h"
+
+namespace parity::inject {
+
+struct Target {
+  std::string file;                     // relative to the worktree (or absolute inside it)
+  std::optional<int> line;
+  std::optional<std::string> function;  // "forward" or "FFN.forward"
+  bool enclosing_function = false;      // with line: probe the function containing it
+};
+
+struct Options {
+  std::filesystem::path worktree;
+  std::vector<Target> targets;
+  std::string python = "/usr/bin/python3";  // the training host's interpreter
+  int rank = 0;
+  std::vector<int> calls = {1};             // which calls of each probe print; empty = all
+  // SHA-256 per file (relative path) from an earlier analysis: injection is refused when
+  // the file changed since.
+  std::map<std::string, std::string> expected_sha256;
+  CancellationToken cancel;
+};
+
+// Refuses any folder that is not a worktree parity created (marked by audit_workspace).
+Status CheckParityWorktree(const std::filesystem::path& worktree);
+
+// What each target would probe (no file is changed). JSON: {"analyser": "python-ast",
+// "targets": [{target, file, sha256, analysis}]}.
+Result<nlohmann::json> Analyze(const Options& options);
+
+// Analyses and injects. Refused when already injected (revert first), when a target is not
+// found, or when a file's hash differs from expected_sha256.
+Result<nlohmann::json> Inject(const Options& options);
+
+// Restores every touched file byte for byte and removes the helper and the record.
+// Refused (unless force) when a file changed after injection.
+Result<nlohmann::json> Revert(const std::filesystem::path& worktree, bool force);
+
+// What is injected now ({"injected": false} when nothing).
+Result<nlohmann::json> InjectStatus(const std::filesystem::path& worktree);
+
+std::string Sha256Hex(const std::string& bytes);
+
+}  // namespace parity::inject

@@ -1,0 +1,224 @@
+#include "domain/inject/inject.h"
+
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "domain/git/git_handle.h"
+#include "domain/git/refs.h"
+#include "domain/git/worktrees.h"
+#include "support/subprocess.h"
+
+namespace parity::inject {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// A small PyTorch program: a module with a function and a method, run once on CPU.
+constexpr const char* kModel = R"PY("""toy model for probe tests"""
+import torch
+import torch.nn.functional as F
+
+
+def scale(x, factor=2.0):
+    y = x * factor
+    return y, factor
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(4, 8)
+        self.approximate = "tanh"
+
+    def forward(self, x):
+        h = F.gelu(self.fc1(x), approximate=self.approximate)
+        return h.sum(dim=-1)
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    block = Block()
+    for _ in range(2):
+        out = block(torch.ones(2, 4))
+        pair = scale(out)
+    print("done", float(out.sum()))
+)PY";
+
+std::string ReadAll(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+ProcessResult RunCmd(const std::vector<std::string>& argv, const fs::path& cwd) {
+  ProcessOptions o;
+  o.argv = argv;
+  o.cwd = cwd;
+  o.timeout = std::chrono::seconds(120);
+  o.env_set = {{"GIT_AUTHOR_NAME", "t"}, {"GIT_AUTHOR_EMAIL", "t@example.com"},
+               {"GIT_COMMITTER_NAME", "t"}, {"GIT_COMMITTER_EMAIL", "t@example.com"}};
+  auto r = RunProcess(o);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? *r : ProcessResult{};
+}
+
+class InjectTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::random_device rd;
+    root_ = fs::temp_directory_path() / ("parity-inject-" + std::to_string(rd()) + std::to_string(rd()));
+    repo_ = root_ / "toy";
+    fs::create_directories(repo_ / "pkg");
+    std::ofstream(repo_ / "pkg/model.py", std::ios::binary) << kModel;
+    RunCmd({"git", "init", "-q", "-b", "main"}, repo_);
+    RunCmd({"git", "add", "-A"}, repo_);
+    RunCmd({"git", "commit", "-q", "-m", "toy"}, repo_);
+    auto repo = git::OpenRepository(repo_);
+    ASSERT_TRUE(repo.ok()) << repo.status().ToString();
+    auto head = git::ResolveCommit(repo->get(), "HEAD");
+    ASSERT_TRUE(head.ok());
+    worktree_ = root_ / "toy-candidate";
+    auto wt = git::AddParityWorktree(repo->get(), worktree_, *head, "candidate");
+    ASSERT_TRUE(wt.ok()) << wt.status().ToString();
+    original_ = ReadAll(worktree_ / "pkg/model.py");
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+
+  Options Opts(std::vector<Target> targets) {
+    Options o;
+    o.worktree = worktree_;
+    o.targets = std::move(targets);
+    return o;
+  }
+
+  fs::path root_, repo_, worktree_;
+  std::string original_;
+};
+
+TEST_F(InjectTest, RefusesTheUsersOwnTree) {
+  Options o = Opts({{"pkg/model.py", 18, std::nullopt, false}});
+  o.worktree = repo_;
+  auto r = Inject(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().kind(), ErrorKind::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find("not a parity worktree"), std::string::npos) << r.status().message();
+  EXPECT_EQ(ReadAll(repo_ / "pkg/model.py"), kModel);
+}
+
+TEST_F(InjectTest, AnalysesStatementsAndFunctionsWithPythonAst) {
+  auto a = Analyze(Opts({{"pkg/model.py", 18, std::nullopt, false}, {"pkg/model.py", std::nullopt, "scale", false}}));
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  const json& line = (*a)["targets"][0]["analysis"];
+  EXPECT_EQ(line["statement"], "Assign");
+  EXPECT_EQ(line["inputs"], json({"x", "self.approximate"}));
+  EXPECT_EQ(line["outputs"], json({"h"}));
+  const json& fn = (*a)["targets"][1]["analysis"];
+  EXPECT_EQ(fn["params"], json({"x", "factor"}));
+  EXPECT_EQ(fn["returns"].size(), 1u);
+  EXPECT_EQ((*a)["analyser"], "python-ast");
+  auto missing = Analyze(Opts({{"pkg/model.py", std::nullopt, "nope", false}}));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("no function nope"), std::string::npos);
+}
+
+TEST_F(InjectTest, InjectedProbesRunUnderTorchAndRevertRestoresBytes) {
+  auto injected = Inject(Opts({{"pkg/model.py", 18, std::nullopt, false},
+                               {"pkg/model.py", 19, std::nullopt, true},
+                               {"pkg/model.py", std::nullopt, "scale", false}}));
+  ASSERT_TRUE(injected.ok()) << injected.status().ToString();
+  std::string changed = ReadAll(worktree_ / "pkg/model.py");
+  EXPECT_NE(changed, original_);
+  EXPECT_EQ(std::count(changed.begin(), changed.end(), '\n') -
+                std::count(original_.begin(), original_.end(), '\n'),
+            1 + 2 + 1 + 1 + 2);  // import, 2 before, 1 after, 1 entry (x), 2 entry (x, factor)
+  EXPECT_TRUE(fs::exists(worktree_ / "_parity_probe.py"));
+
+  auto status = InjectStatus(worktree_);
+  ASSERT_TRUE(status.ok());
+  EXPECT_TRUE((*status)["injected"].get<bool>());
+  EXPECT_EQ((*status)["files"][0]["state"], "injected");
+  EXPECT_FALSE(Inject(Opts({{"pkg/model.py", 18, std::nullopt, false}})).ok());  // already injected
+
+  ProcessResult run = RunCmd({"/usr/bin/python3", "pkg/model.py"}, worktree_);
+  ASSERT_TRUE(run.success()) << run.err << run.out;
+  EXPECT_NE(run.out.find("done"), std::string::npos);
+  std::vector<json> probes;
+  std::istringstream lines(run.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("PARITY_PROBE ", 0) == 0) {
+      json record = json::parse(line.substr(13), nullptr, false);
+      ASSERT_TRUE(record.is_object()) << line;
+      probes.push_back(record);
+    }
+  }
+  // First call only (the default): no probe line has call 2.
+  bool saw_tensor = false, saw_string = false, saw_return_tuple = false;
+  for (const json& p : probes) {
+    EXPECT_EQ(p["call"], 1) << p.dump();
+    if (p["name"] == "x" && p["when"] == "before") {
+      saw_tensor = true;
+      EXPECT_EQ(p["shape"], json({2, 4}));
+      EXPECT_EQ(p["dtype"], "torch.float32");
+      EXPECT_EQ(p["device"], "cpu");
+      EXPECT_EQ(p["hash"].get<std::string>().size(), 64u);
+      EXPECT_DOUBLE_EQ(p["sum"].get<double>(), 8.0);
+      EXPECT_DOUBLE_EQ(p["max"].get<double>(), 1.0);
+      EXPECT_EQ(p["site"], "pkg/model.py:18");
+    }
+    if (p["name"] == "self.approximate") {
+      saw_string = true;
+      EXPECT_EQ(p["type"], "str");
+      EXPECT_EQ(p["value"], "'tanh'");
+    }
+    if (p["when"] == "return" && p["type"] == "tuple") saw_return_tuple = true;
+  }
+  EXPECT_TRUE(saw_tensor);
+  EXPECT_TRUE(saw_string);
+  EXPECT_TRUE(saw_return_tuple);
+
+  auto reverted = Revert(worktree_, false);
+  ASSERT_TRUE(reverted.ok()) << reverted.status().ToString();
+  EXPECT_TRUE((*reverted)["reverted"].get<bool>());
+  EXPECT_EQ(ReadAll(worktree_ / "pkg/model.py"), original_);
+  EXPECT_EQ(Sha256Hex(ReadAll(worktree_ / "pkg/model.py")), Sha256Hex(kModel));
+  EXPECT_FALSE(fs::exists(worktree_ / "_parity_probe.py"));
+  EXPECT_FALSE(fs::exists(worktree_ / ".parity_inject"));
+  ProcessResult git_status = RunCmd({"git", "status", "--porcelain", "--untracked-files=all"}, worktree_);
+  // Python may leave __pycache__ behind; nothing else.
+  std::istringstream st(git_status.out);
+  for (std::string line; std::getline(st, line);) EXPECT_NE(line.find("__pycache__"), std::string::npos) << line;
+}
+
+TEST_F(InjectTest, RefusesWhenTheFileChangedSinceAnalysisOrTheLineIsMissing) {
+  Options o = Opts({{"pkg/model.py", 18, std::nullopt, false}});
+  o.expected_sha256["pkg/model.py"] = Sha256Hex("something else");
+  auto stale = Inject(o);
+  ASSERT_FALSE(stale.ok());
+  EXPECT_NE(stale.status().message().find("changed since it was analysed"), std::string::npos);
+  auto missing = Inject(Opts({{"pkg/model.py", 999, std::nullopt, false}}));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(ReadAll(worktree_ / "pkg/model.py"), original_);
+  EXPECT_FALSE(fs::exists(worktree_ / "_parity_probe.py"));
+}
+
+TEST_F(InjectTest, RevertRefusesToDiscardLaterEditsUnlessForced) {
+  ASSERT_TRUE(Inject(Opts({{"pkg/model.py", 18, std::nullopt, false}})).ok());
+  std::ofstream(worktree_ / "pkg/model.py", std::ios::app) << "# a later edit\n";
+  auto refused = Revert(worktree_, false);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("changed after the probes were injected"), std::string::npos);
+  auto forced = Revert(worktree_, true);
+  ASSERT_TRUE(forced.ok()) << forced.status().ToString();
+  EXPECT_EQ(ReadAll(worktree_ / "pkg/model.py"), original_);
+}
+
+}  // namespace
+}  // namespace parity::inject
