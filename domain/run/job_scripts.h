@@ -70,7 +70,8 @@ exit 0
 )SH";
 
 // bash -c kCancel parity-cancel <job dir> <grace_s>
-// SIGTERM to the training's process group, SIGKILL after the grace period.
+// SIGTERM to the training's process group, SIGKILL to what is left of it after the grace
+// period; returns once the group is gone and the supervisor has recorded the exit status.
 inline constexpr const char* kCancel = R"SH(
 d=$1; grace=$2
 : > "$d/cancel_requested"
@@ -78,10 +79,10 @@ pid=$(cat "$d/pid" 2>/dev/null)
 [ -n "$pid" ] || { echo "no pid recorded in $d" >&2; exit 3; }
 kill -TERM -- "-$pid" 2>/dev/null
 i=0
-while [ "$i" -lt "$grace" ]; do [ -e "$d/exit_code" ] && exit 0; sleep 1; i=$((i + 1)); done
-kill -KILL -- "-$pid" 2>/dev/null
+while kill -0 -- "-$pid" 2>/dev/null && [ "$i" -lt $((grace * 5)) ]; do sleep 0.2; i=$((i + 1)); done
+kill -0 -- "-$pid" 2>/dev/null && kill -KILL -- "-$pid" 2>/dev/null
 i=0
-while [ "$i" -lt 10 ]; do [ -e "$d/exit_code" ] && exit 0; sleep 1; i=$((i + 1)); done
+while [ ! -e "$d/exit_code" ] && [ "$i" -lt 50 ]; do sleep 0.2; i=$((i + 1)); done
 exit 0
 )SH";
 

@@ -224,7 +224,13 @@ TEST_F(JobsTest, CancelKillsTheWholeProcessGroup) {
   auto cancelled = CancelJob(toy_.report(), id);
   ASSERT_TRUE(cancelled.ok()) << cancelled.status().ToString();
   EXPECT_EQ((*cancelled)["status"], "cancelled");
-  EXPECT_NE(::kill(-pid, 0), 0);  // nothing of the group is left (bash and its sleep)
+  // Nothing of the group is left (bash and its sleep); reaping by init is asynchronous.
+  bool gone = false;
+  for (int i = 0; i < 50 && !gone; ++i) {
+    gone = ::kill(-pid, 0) != 0;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(gone);
   EXPECT_EQ(LedgerEntry((*cancelled)["ledger_entry"])["outcome"]["status"], "cancelled");
 }
 

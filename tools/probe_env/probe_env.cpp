@@ -54,7 +54,7 @@ std::string Summary(const json& report) {
   return s;
 }
 
-mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
+mcp::ToolResult HandleUnguarded(const json& arguments, mcp::ToolContext& ctx) {
   auto params = Decode(arguments);
   if (!params.ok()) return mcp::ToolResult::Error(params.status());
   Params& p = *params;
@@ -91,6 +91,15 @@ mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
   }
   ctx.Progress(1, 1, "done");
   return mcp::ToolResult::Structured(out, Summary(out));
+}
+
+// A malformed job record or probe output must not throw across the tool boundary.
+mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
+  try {
+    return HandleUnguarded(arguments, ctx);
+  } catch (const nlohmann::json::exception& e) {
+    return mcp::ToolResult::Error(Internal(std::string("probe_env: unexpected JSON shape: ") + e.what()));
+  }
 }
 
 }  // namespace

@@ -186,7 +186,7 @@ mcp::ToolResult Start(Params& p, mcp::ToolContext& ctx, const fs::path& report_d
   return result;
 }
 
-mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
+mcp::ToolResult HandleUnguarded(const json& arguments, mcp::ToolContext& ctx) {
   auto params = Decode(arguments);
   if (!params.ok()) return mcp::ToolResult::Error(params.status());
   Params& p = *params;
@@ -203,6 +203,15 @@ mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
                                            : run::CancelJob(report_dir, *p.job_id);
   if (!view.ok()) return mcp::ToolResult::Error(view.status());
   return JobResult(*view, p.action);
+}
+
+// A malformed job record or probe output must not throw across the tool boundary.
+mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
+  try {
+    return HandleUnguarded(arguments, ctx);
+  } catch (const nlohmann::json::exception& e) {
+    return mcp::ToolResult::Error(Internal(std::string("run_training: unexpected JSON shape: ") + e.what()));
+  }
 }
 
 }  // namespace
