@@ -140,6 +140,17 @@ class TextLogParser {
     return lines_before_chunk_ + 1;
   }
 
+  // The line without ANSI sequences and trailing '\r': the line itself when it has no ESC
+  // byte (no copy, the common case), else a cleaned copy in clean_.
+  std::string_view Clean(std::string_view line) {
+    if (std::memchr(line.data(), 0x1b, line.size()) == nullptr) {
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      return line;
+    }
+    StripAnsi(line, clean_);
+    return clean_;
+  }
+
   void Warn(const std::string& code, std::string message, std::optional<int64_t> line) {
     auto& count = warning_counts_[code];
     if (count++ < static_cast<int64_t>(kMaxWarningsPerCode)) {
@@ -235,7 +246,9 @@ class TextLogParser {
     };
     auto try_megatron = [&]() {
       out.Clear();
-      if (!memmem(clean.data(), clean.size(), "| consumed", 10)) return false;
+      // Auto-detection needs the tell-tale field; once the format is known, the reader's
+      // own "iteration N" check suffices (and saves a search per line).
+      if (format_ == LogFormat::kAuto && !memmem(clean.data(), clean.size(), "| consumed", 10)) return false;
       return ReadMegatronLine(clean, filter_, out);
     };
     auto try_deepspeed = [&]() {
@@ -312,7 +325,7 @@ class TextLogParser {
       ranks_seen_.insert(*prefix.rank);
       return;
     }
-    StripAnsi(prefix.rest, clean_);
+    const std::string_view clean = Clean(prefix.rest);
     line_.Clear();
     // Only the wanted metrics are decoded, except on the lines sampled to learn what the
     // log carries (available_metrics).
@@ -320,7 +333,7 @@ class TextLogParser {
     const bool sample = metric_candidates_ <= 64 || (metric_candidates_ & 1023) == 0;
     filter_.all = want_all_ || sample;
     filter_.names = &wanted_names_;
-    bool is_metric_line = format_ != LogFormat::kTensorBoard && ReadFormatLine(clean_, line_);
+    bool is_metric_line = format_ != LogFormat::kTensorBoard && ReadFormatLine(clean, line_);
     if (is_metric_line && format_ == LogFormat::kTorchtitan && line_.npu_variant) {
       format_ = LogFormat::kTorchtitanNpu;
     }
@@ -335,21 +348,22 @@ class TextLogParser {
       for (const auto& m : line_.metrics) present = present || m.name == keyword;
       if (present) continue;
       LineMetric m;
-      if (ReadKeywordValue(clean_, keyword, m)) {
+      if (ReadKeywordValue(clean, keyword, m)) {
         line_.metrics.push_back(std::move(m));
         keyword_lines_ = true;
       }
     }
     if (line_.metrics.empty()) return;
-    Record(prefix.rank, line.data());
+    Record(prefix.rank, line.data(), clean);
   }
 
-  void Record(std::optional<int> rank, const char* line_start) {
+  // `clean` is the line as read (ANSI-free); the metric names may view into it.
+  void Record(std::optional<int> rank, const char* line_start, std::string_view clean) {
     RankSeries* target = SeriesFor(rank);
     if (!target) return;
     if (target == &primary_ && fallback_ && primary_.metric_lines == 0) fallback_.reset();
     if (!line_.step) {
-      if (auto s = FindStepNumber(clean_)) {
+      if (auto s = FindStepNumber(clean)) {
         line_.step = *s;
       } else {
         line_.step = ++target->ordinal;
@@ -384,11 +398,11 @@ class TextLogParser {
   void ApplyRegex(std::string_view line) {
     const RankPrefix prefix = SplitRankPrefix(line);
     if (prefix.rank && !WantRank(*prefix.rank)) return;
-    StripAnsi(prefix.rest, clean_);
+    const std::string_view clean = Clean(prefix.rest);
     line_.Clear();
-    if (!regex_->Match(clean_, line_)) return;
+    if (!regex_->Match(clean, line_)) return;
     regex_lines_ = true;
-    Record(prefix.rank, line.data());
+    Record(prefix.rank, line.data(), clean);
   }
 
   bool IsRegexMetric(std::string_view name) const {
