@@ -3,8 +3,10 @@
 #include <string>
 #include <vector>
 
+#include "cli/cmd_reproduce.h"
 #include "cli/commands.h"
 #include "cli/install_command.h"
+#include "cli/workflow_commands.h"
 #include "support/version.h"
 
 namespace {
@@ -17,6 +19,8 @@ constexpr const char* kUsage =
     "                                            run one tool in-process; structured result on stdout\n"
     "  install (--claude-code [--scope user|project|local] | --claude-desktop) [--print]\n"
     "                                            register parity and its skills with an assistant\n"
+    "  premerge --config premerge.json [--yes] [--steps N] [--report-dir DIR]\n"
+    "                                            the whole pre-merge accuracy check; exit 0 PASS, 1 FAIL, 2 other\n"
     "  --version\n";
 
 }  // namespace
@@ -41,6 +45,8 @@ int main(int argc, char** argv) {
   if (command == "call") return parity::cli::CallCommand(rest);
   if (command == "serve") return parity::cli::ServeCommand(rest);
   if (command == "install") return parity::cli::InstallCommand(rest);
+  if (command == "premerge") return parity::cli::PremergeCommand(rest);
+  if (command == "reproduce") return parity::cli::ReproduceCommand(rest);
   std::fprintf(stderr, "parity: unknown command \"%s\"\n%s", command.c_str(), kUsage);
   return parity::cli::kExitUsage;
 }

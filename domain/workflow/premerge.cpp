@@ -302,6 +302,7 @@ class Pipeline {
     args.update({{"baseline", compared_files[entry.name]["baseline"]}, {"candidate", compared_files[entry.name]["candidate"]},
                  {"preset", c_.preset}, {"case", entry.name}});
     if (c_.bitwise) args["bitwise"] = true;
+    if (c_.tolerance_abs) args["tolerance"] = {{"abs", *c_.tolerance_abs}};
     PARITY_ASSIGN_OR_RETURN(json compared, Call("compare_logs", args));
     CaseVerdict v{entry.name, compared.value("verdict", "INCONCLUSIVE"), compared.value("verdict_reason", ""),
                   (c_.report_dir / entry.name / "report.json").string()};

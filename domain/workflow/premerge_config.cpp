@@ -52,7 +52,7 @@ Result<PremergeConfig> ParsePremergeConfig(const nlohmann::json& value, const st
   c.tensorboard = !c.launcher || *c.launcher == "torchtitan";
   r.Optional("tensorboard", c.tensorboard);
   r.Object("compare", false, [&](JsonReader& s) {
-    s.Optional("preset", c.preset).Optional("bitwise", c.bitwise);
+    s.Optional("preset", c.preset).Optional("bitwise", c.bitwise).Optional("tolerance_abs", c.tolerance_abs);
   });
   r.Object("report", false, [&](JsonReader& s) {
     s.Optional("language", c.language).OneOf("language", c.language, {"zh", "en"}).Optional("title", c.title);
@@ -84,6 +84,7 @@ Result<PremergeConfig> ParsePremergeConfig(const nlohmann::json& value, const st
   }
   if (c.baseline.empty()) return InvalidArgument(name + ".baseline: must not be empty");
   if (c.steps < 1) return InvalidArgument(name + ".steps: must be at least 1");
+  if (c.tolerance_abs && !(*c.tolerance_abs >= 0)) return InvalidArgument(name + ".compare.tolerance_abs: must be >= 0");
   if (c.timeout_s < 0) return InvalidArgument(name + ".timeout_s: must be >= 0");
   if (!c.mail.is_null() && !c.mail.is_object()) return InvalidArgument(name + ".mail: expected object or null");
   fs::path repo_path = repo;

@@ -10,7 +10,7 @@
 //   "launcher": "torchtitan", "script": null, "env": {}, "timeout_s": 0,
 //   "baseline_path": null, "candidate_path": null,
 //   "tensorboard": true,               // compare full-precision TensorBoard values (torchtitan)
-//   "compare": {"preset": "premerge", "bitwise": false},
+//   "compare": {"preset": "premerge", "bitwise": false, "tolerance_abs": null},
 //   "report": {"language": "zh", "title": null},
 //   "mail": null,                      // render_report's mail object (step 7)
 //   "cleanup": true,                   // step 8
@@ -59,6 +59,7 @@ struct PremergeConfig {
   bool tensorboard = true;  // default: true for the torchtitan launcher, false for the others
   std::string preset = "premerge";
   bool bitwise = false;
+  std::optional<double> tolerance_abs;  // overrides the preset's absolute tolerance
   std::string language = "zh";
   std::optional<std::string> title;
   nlohmann::json mail;  // null: no mail

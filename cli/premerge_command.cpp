@@ -1,0 +1,169 @@
+// parity premerge --config premerge.json [--yes] [--steps N] [--report-dir DIR]: the
+// premerge-accuracy-check skill as one non-interactive run (domain/workflow/premerge.h).
+// stderr: a progress bar on a terminal, plain lines otherwise; stdout: the outcome as JSON.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+
+#include "cli/commands.h"
+#include "cli/tool_runner.h"
+#include "cli/workflow_commands.h"
+#include "domain/workflow/premerge.h"
+
+namespace parity::cli {
+
+namespace {
+
+using nlohmann::json;
+
+int Usage(const std::string& why) {
+  std::fprintf(stderr,
+               "parity premerge: %s\nusage: parity premerge --config premerge.json [--yes] [--steps N] "
+               "[--report-dir DIR]\n  exit status: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or error\n",
+               why.c_str());
+  return kExitUsage;
+}
+
+// Step boundaries, notes and the tools' progress, drawn for a person (terminal) or a log.
+class Display : public workflow::PipelineObserver {
+ public:
+  explicit Display(bool terminal) : terminal_(terminal) {}
+
+  void Step(size_t index, size_t total, std::string_view title) override {
+    std::lock_guard lock(mutex_);
+    step_ = index;
+    total_ = total;
+    title_ = std::string(title);
+    detail_.clear();
+    last_decile_ = -1;
+    if (terminal_) Draw();
+    else std::fprintf(stderr, "[premerge %zu/%zu] %s\n", index, total, title_.c_str());
+  }
+  void Note(std::string_view line) override {
+    std::lock_guard lock(mutex_);
+    if (terminal_) {
+      std::fprintf(stderr, "\r\033[K  %.*s\n", static_cast<int>(line.size()), line.data());
+      Draw();
+    } else {
+      std::fprintf(stderr, "  %.*s\n", static_cast<int>(line.size()), line.data());
+    }
+  }
+  void Progress(double done, std::optional<double> total, const std::string& message) {
+    std::lock_guard lock(mutex_);
+    detail_ = message.empty() ? (total ? std::to_string(static_cast<long>(done)) + "/" +
+                                             std::to_string(static_cast<long>(*total))
+                                       : std::to_string(static_cast<long>(done)))
+                              : message;
+    if (terminal_) {
+      Draw();
+      return;
+    }
+    int decile = total && *total > 0 ? static_cast<int>(std::floor(10 * done / *total)) : -1;
+    if (decile != last_decile_) {
+      last_decile_ = decile;
+      std::fprintf(stderr, "    %s\n", detail_.c_str());
+    }
+  }
+  void Finish() {
+    if (terminal_) std::fprintf(stderr, "\r\033[K");
+  }
+
+ private:
+  void Draw() {
+    constexpr int kWidth = 24;
+    int filled = total_ ? static_cast<int>(kWidth * (step_ - 1) / total_) : 0;
+    std::string bar(filled, '#');
+    bar.resize(kWidth, '.');
+    std::string line = "[" + bar + "] " + std::to_string(step_) + "/" + std::to_string(total_) + " " + title_;
+    if (!detail_.empty()) line += " — " + detail_;
+    if (line.size() > 160) line.resize(160);
+    std::fprintf(stderr, "\r\033[K%s", line.c_str());
+    std::fflush(stderr);
+  }
+
+  bool terminal_;
+  std::mutex mutex_;
+  size_t step_ = 0, total_ = 0;
+  std::string title_, detail_;
+  int last_decile_ = -1;
+};
+
+json OutcomeJson(const workflow::PremergeOutcome& o) {
+  json cases = json::array();
+  for (const auto& c : o.cases) {
+    cases.push_back({{"config", c.config}, {"verdict", c.verdict}, {"reason", c.reason}, {"report_json", c.report_json}});
+  }
+  return {{"verdict", o.verdict},
+          {"cases", cases},
+          {"baseline_commit", o.baseline_commit},
+          {"candidate_commit", o.candidate_commit},
+          {"outputs", o.report.value("outputs", json::object())},
+          {"warnings", o.warnings}};
+}
+
+json ErrorJson(const Status& s) {
+  json evidence = json::object();
+  for (const auto& e : s.evidence()) evidence[e.name] = e.value;
+  return {{"verdict", "ERROR"},
+          {"error", {{"kind", ErrorKindName(s.kind())}, {"message", s.message()}, {"hint", s.hint()}, {"evidence", evidence}}}};
+}
+
+}  // namespace
+
+int PremergeCommand(const std::vector<std::string>& args) {
+  std::string config_path, report_dir, steps;
+  bool yes = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--config" || a == "--report-dir" || a == "--steps") {
+      if (i + 1 >= args.size()) return Usage(a + " needs a value");
+      (a == "--config" ? config_path : a == "--steps" ? steps : report_dir) = args[++i];
+    } else if (a == "--yes" || a == "-y") {
+      yes = true;
+    } else {
+      return Usage("unknown option " + a);
+    }
+  }
+  if (config_path.empty()) return Usage("--config is required");
+  auto config = workflow::ReadPremergeConfig(config_path);
+  if (!config.ok()) {
+    std::fprintf(stderr, "parity premerge: %s\n", config.status().ToString().c_str());
+    std::printf("%s\n", ErrorJson(config.status()).dump(2).c_str());
+    return 2;
+  }
+  if (!steps.empty()) {
+    try {
+      size_t used = 0;
+      config->steps = std::stoi(steps, &used);
+      if (used != steps.size() || config->steps < 1) throw std::invalid_argument(steps);
+    } catch (...) {
+      return Usage("--steps expects a positive integer, got " + steps);
+    }
+  }
+  if (!report_dir.empty()) config->report_dir = std::filesystem::absolute(report_dir).lexically_normal();
+
+  Display display(isatty(STDERR_FILENO) == 1);
+  InProcessToolRunner runner(config->report_dir, [&display](double done, std::optional<double> total,
+                                                            const std::string& message) {
+    display.Progress(done, total, message);
+  });
+  workflow::PremergeOptions options;
+  options.assume_yes = yes;
+  auto outcome = workflow::RunPremerge(*config, options, runner, display);
+  display.Finish();
+  int code = workflow::PremergeExitCode(outcome);
+  if (!outcome.ok()) {
+    std::fprintf(stderr, "parity premerge: stopped: %s\n", outcome.status().ToString().c_str());
+    std::printf("%s\n", ErrorJson(outcome.status()).dump(2).c_str());
+    return code;
+  }
+  for (const auto& c : outcome->cases) std::fprintf(stderr, "%s: %s — %s\n", c.config.c_str(), c.verdict.c_str(), c.reason.c_str());
+  std::fprintf(stderr, "premerge verdict: %s (report directory %s)\n", outcome->verdict.c_str(),
+               config->report_dir.string().c_str());
+  std::printf("%s\n", OutcomeJson(*outcome).dump(2).c_str());
+  return code;
+}
+
+}  // namespace parity::cli

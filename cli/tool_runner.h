@@ -1,0 +1,29 @@
+// Runs parity's own tools in-process for the workflow pipelines, exactly as `parity call`
+// and the server do (mcp::InvokeTool): same arguments, same ledger entries, same outputs.
+// Progress notifications go to a callback; a tool that asks the user something the
+// pipeline did not answer is an error (the pipeline pre-answers every question).
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "domain/workflow/premerge.h"
+#include "mcp-server/registry.h"
+
+namespace parity::cli {
+
+class InProcessToolRunner : public workflow::StepRunner {
+ public:
+  using ProgressFn = std::function<void(double done, std::optional<double> total, const std::string& message)>;
+  InProcessToolRunner(std::filesystem::path report_dir, ProgressFn on_progress);
+
+  Result<nlohmann::json> Call(const std::string& tool, const nlohmann::json& arguments) override;
+
+ private:
+  std::filesystem::path report_dir_;
+  ProgressFn on_progress_;
+  mcp::ToolRegistry registry_;
+};
+
+}  // namespace parity::cli
