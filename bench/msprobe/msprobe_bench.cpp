@@ -153,7 +153,7 @@ int Analyze(const std::string& baseline, const std::string& candidate) {
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.size() == 3 && args[0] == "--analyze") return Analyze(args[1], args[2]);
-  fs::path fixtures, out_dir, py_reader = fs::path(__FILE__).parent_path() / "py_reader.py";
+  fs::path fixtures, out_dir, py_reader = fs::path(PARITY_SOURCE_DIR) / "bench/msprobe/py_reader.py";
   std::string config = "statistics_L1", python = "/usr/bin/python3";
   uint64_t size_mib = 1024;
   for (size_t i = 0; i + 1 < args.size(); i += 2) {
