@@ -122,8 +122,8 @@ class TextLogParser {
     const char* at = nullptr;
     int id = 0;
     while (scanner_.Next(begin, from, end, &at, &id)) {
-      const char* line_start = at;
-      while (line_start > begin && line_start[-1] != '\n') --line_start;
+      const void* previous_nl = at > begin ? memrchr(begin, '\n', at - begin) : nullptr;
+      const char* line_start = previous_nl ? static_cast<const char*>(previous_nl) + 1 : begin;
       const void* nl = std::memchr(at, '\n', end - at);
       const char* line_end = nl ? static_cast<const char*>(nl) : end;
       from = HandleHit(id, line_start, at, line_end);
