@@ -10,6 +10,7 @@
 #include "domain/git/refs.h"
 #include "domain/git/worktrees.h"
 #include "support/subprocess.h"
+#include "tools/inject_prints/inject_prints.h"
 
 namespace parity::inject {
 namespace {
@@ -218,6 +219,61 @@ TEST_F(InjectTest, RevertRefusesToDiscardLaterEditsUnlessForced) {
   auto forced = Revert(worktree_, true);
   ASSERT_TRUE(forced.ok()) << forced.status().ToString();
   EXPECT_EQ(ReadAll(worktree_ / "pkg/model.py"), original_);
+}
+
+class DirectContext : public mcp::ToolContext {
+ public:
+  explicit DirectContext(fs::path report_dir) : report_dir_(std::move(report_dir)) {}
+  CancellationToken cancellation() const override { return source_.token(); }
+  void Progress(double, std::optional<double>, std::string_view) override {}
+  void Log(mcp::LogLevel, std::string_view, const json&) override {}
+  bool CanElicit() const override { return false; }
+  Result<mcp::ElicitAnswer> Elicit(std::string_view, std::string_view, const json&) override {
+    return Status(ErrorKind::kInputRequired, "no client");
+  }
+  bool CanSample() const override { return false; }
+  Result<json> Sample(std::string_view, const json&) override { return Unavailable("no client"); }
+  const fs::path& report_dir() const override { return report_dir_; }
+
+ private:
+  fs::path report_dir_;
+  CancellationSource source_;
+};
+
+TEST_F(InjectTest, ToolInstrumentsTheUserFramesOfAHuntAndReverts) {
+  // A hunt.json as msprobe_first_diff writes it, with the frames recorded on a training host.
+  json hunt = {{"schema", "parity.hunt/1"},
+               {"first_divergence",
+                {{"api", "Functional.gelu.0.forward"},
+                 {"stack", json::array({{{"file", "/usr/lib/python3/dist-packages/torch/nn/functional.py"}, {"line", 1},
+                                         {"function", "gelu"}, {"code", ""}, {"user", false}},
+                                        {{"file", "/home/ma-user/work/toy/pkg/model.py"}, {"line", 18},
+                                         {"function", "forward"}, {"code", "h = F.gelu(self.fc1(x), approximate=self.approximate)"},
+                                         {"user", true}}})}}}};
+  std::ofstream(root_ / "hunt.json") << hunt.dump();
+  DirectContext ctx(root_ / "report");
+  auto tool = tools::MakeInjectPrintsTool();
+  auto refused = tool.handler(json{{"action", "analyze"}, {"worktree", worktree_.string()}, {"analyzer", "deepseek"},
+                                   {"targets", json::array({{{"file", "pkg/model.py"}, {"line", 18}}})}},
+                              ctx);
+  EXPECT_TRUE(refused.is_error);
+  EXPECT_NE(refused.content.dump().find("not implemented"), std::string::npos);
+  auto bad = tool.handler(json{{"action", "inject"}, {"worktree", worktree_.string()},
+                               {"targets", json::array({{{"file", "pkg/model.py"}}})}},
+                          ctx);
+  EXPECT_TRUE(bad.is_error);
+  EXPECT_NE(bad.content.dump().find("arguments.targets[0]"), std::string::npos) << bad.content.dump();
+
+  auto injected = tool.handler(
+      json{{"action", "inject"}, {"worktree", worktree_.string()}, {"hunt_json", (root_ / "hunt.json").string()}}, ctx);
+  ASSERT_FALSE(injected.is_error) << injected.content.dump();
+  EXPECT_EQ(injected.structured["probes"].size(), 2u);  // forward: x at entry, the return value
+  auto status = tool.handler(json{{"action", "status"}, {"worktree", worktree_.string()}}, ctx);
+  EXPECT_TRUE(status.structured["injected"].get<bool>());
+  auto reverted = tool.handler(json{{"action", "revert"}, {"worktree", worktree_.string()}}, ctx);
+  ASSERT_FALSE(reverted.is_error) << reverted.content.dump();
+  EXPECT_EQ(ReadAll(worktree_ / "pkg/model.py"), original_);
+  EXPECT_TRUE(fs::exists(root_ / "report/manifest.json"));
 }
 
 }  // namespace
