@@ -2,6 +2,7 @@
 
 #include "tools/audit_workspace/audit_workspace.h"
 #include "tools/compare_logs/compare_logs.h"
+#include "tools/inject_prints/inject_prints.h"
 #include "tools/msprobe_first_diff/msprobe_first_diff.h"
 #include "tools/parse_log/parse_log.h"
 #include "tools/probe_env/probe_env.h"
@@ -19,6 +20,7 @@ std::vector<mcp::Tool> AllTools() {
   tools.push_back(MakeParseLogTool());
   tools.push_back(MakeCompareLogsTool());
   tools.push_back(MakeMsprobeFirstDiffTool());
+  tools.push_back(MakeInjectPrintsTool());
   tools.push_back(MakeRenderReportTool());
   return tools;
 }
