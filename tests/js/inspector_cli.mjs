@@ -1,6 +1,6 @@
 // The MCP Inspector CLI (@modelcontextprotocol/inspector 2.12, `--cli`, run with Node 22)
-// against an MCP server: tools/list (compared with the expected names or the CLI's own
-// list), an optional tools/call whose result text is checked, and a call of an unknown
+// against an MCP server: tools/list with its schema portability check (compared with the
+// expected names or the CLI's own list), an optional tools/call whose result text is checked, and a call of an unknown
 // tool, which the Inspector must report as exit 5 / tool_not_found.
 //
 // usage: node inspector_cli.mjs [--expect-tools a,b] [--tools-cli JSON-ARGV]
@@ -36,8 +36,11 @@ function parseOutput(run) {
   }
 }
 
-const names = await step("inspector tools/list", async () => {
-  const run = await inspector(["--method", "tools/list"]);
+// --strict: the Inspector's schema portability report; exit 6 when a tool's schema has an
+// error-severity problem some assistants would reject.
+const names = await step("inspector tools/list --strict (portable schemas)", async () => {
+  const run = await inspector(["--method", "tools/list", "--strict"]);
+  check(run.code !== 6, "tool schemas are not portable (Inspector --strict)", run.stderr.slice(-3000));
   check(run.code === 0, `exit ${run.code}`, run.stderr.slice(-2000));
   const tools = parseOutput(run).result?.tools;
   check(Array.isArray(tools), "no result.tools in the output", run.stdout.slice(0, 1000));

@@ -6,6 +6,8 @@
 //
 // Options (from the command line): --expect-tools a,b  --tools-cli JSON-ARGV
 //   --call NAME [--call-args JSON] [--call-expect TEXT]
+//   --bad-call NAME --bad-call-args JSON --bad-call-expect TEXT  a tool refusing bad
+//          arguments with an isError result whose text contains TEXT (e.g. the JSON path)
 //   --progress-tool NAME [--progress-args JSON]
 //   --elicit-tool NAME [--elicit-args JSON] [--elicit-expect TEXT]
 import { check, step } from "./harness.mjs";
@@ -57,6 +59,15 @@ export async function runToolSteps({ client, call, options, elicitations }) {
       check(!result.isError, "tool returned isError", result);
       const expect = options["call-expect"];
       if (expect) check(resultText(result).includes(expect), `result lacks "${expect}"`, result);
+    });
+  }
+
+  if (options["bad-call"]) {
+    await step(`tools/call ${options["bad-call"]} with bad arguments is an isError result`, async () => {
+      const result = await call({ name: options["bad-call"], arguments: json(options["bad-call-args"], {}) });
+      check(result.isError === true, "bad arguments did not give an isError result", result);
+      const expect = options["bad-call-expect"];
+      if (expect) check(resultText(result).includes(expect), `the error lacks "${expect}"`, result);
     });
   }
 
