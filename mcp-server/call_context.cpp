@@ -77,8 +77,10 @@ bool CallContext::Declared(const std::string& capability) const {
   return setup_.client_capabilities.is_object() && setup_.client_capabilities.contains(capability);
 }
 
-bool CallContext::CanElicit() const { return !setup_.modern || Declared("elicitation"); }
-bool CallContext::CanSample() const { return !setup_.modern || Declared("sampling"); }
+// Only what the client declared: a 2025-11-25 client without the capability must not get
+// elicitation/create (Elicit then falls back to the confirmation round trip for tools).
+bool CallContext::CanElicit() const { return Declared("elicitation"); }
+bool CallContext::CanSample() const { return Declared("sampling"); }
 
 Result<json> CallContext::Ask(std::string_view key_view, const std::string& method, json params) {
   std::string key(key_view);

@@ -79,6 +79,9 @@ bool HttpTransport::running() const { return impl_->http.is_running(); }
 Status HttpTransport::Bind() {
   if (impl_->bound_port > 0) return Status::Ok();
   auto& o = impl_->options;
+  // cpp-httplib writes headers and body in two sends; without TCP_NODELAY, Nagle holds the
+  // body until the client's delayed ACK (~40 ms per round trip). Must be set before binding.
+  impl_->http.set_tcp_nodelay(true);
   if (o.port == 0) {
     impl_->bound_port = impl_->http.bind_to_any_port(o.host);
   } else {

@@ -104,8 +104,13 @@ std::string SafeId(const std::string& s) {
   return out;
 }
 
+// The object at `key`, or an empty one when it is missing, null or not an object.
+json ObjectAt(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_object() ? j[key] : json::object();
+}
+
 std::string NanInf(const json& stats, const char* side) {
-  const json& n = stats.value("nan_inf", json::object()).value(side, json::object());
+  const json n = ObjectAt(ObjectAt(stats, "nan_inf"), side);
   return Fmt(n.value("nan", json())) + " / " + Fmt(n.value("inf", json()));
 }
 
@@ -272,9 +277,12 @@ void AddCase(Builder& b, const CaseData& c) {
   auto at = [](const json& step) { return step.is_number() ? " (" + Fmt(step) + ")" : std::string(); };
   for (const auto& m : c.metrics) {
     const json& s = m.stats;
-    const json& tol = s.value("tolerance", json::object());
-    std::string tol_text = "abs " + diff(tol.value("abs", json()));
-    if (tol.value("rel", json()).is_number()) tol_text += ", rel " + diff(tol["rel"]);
+    // A bitwise comparison has no tolerance (null): say so instead of reading into it.
+    const json tol = s.contains("tolerance") && s["tolerance"].is_object() ? s["tolerance"] : json::object();
+    std::string tol_text;
+    if (tol.value("abs", json()).is_number()) tol_text = "abs " + diff(tol["abs"]);
+    if (tol.value("rel", json()).is_number()) tol_text += (tol_text.empty() ? "rel " : ", rel ") + diff(tol["rel"]);
+    if (tol_text.empty()) tol_text = b.L("逐位 (bitwise)", "bitwise");
     t.rows.push_back({m.name, diff(s.value("max_abs", json())) + at(s.value("max_abs_step", json())),
                       diff(s.value("mean_abs", json())),
                       diff(s.value("max_rel", json())) + at(s.value("max_rel_step", json())),

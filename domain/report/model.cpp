@@ -223,7 +223,8 @@ Result<ReportModel> LoadReportModel(const LoadOptions& options) {
     for (const auto& e : model.manifest["entries"]) {
       if (!e.is_object() || !e.contains("outputs") || !e["outputs"].is_object()) continue;
       const json& log = e["outputs"].contains("log") ? e["outputs"]["log"] : json();
-      if (!log.is_string() || e.value("outcome", json::object()).value("status", "") != "ok") continue;
+      const bool ok = e.contains("outcome") && e["outcome"].is_object() && e["outcome"].value("status", "") == "ok";
+      if (!log.is_string() || !ok) continue;
       std::string label = e.value("action", std::string("log"));
       if (e.contains("side") && e["side"].is_string()) label = e["side"].get<std::string>() + " " + label;
       if (e.contains("config") && e["config"].is_string()) label += " " + e["config"].get<std::string>();
