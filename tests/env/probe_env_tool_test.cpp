@@ -7,7 +7,7 @@
 
 #include "domain/ledger/ledger.h"
 #include "tests/env/ascend_fixture.h"
-#include "tests/env/fake_context.h"
+#include "tests/common/fake_tool_context.h"
 
 namespace parity::tools {
 namespace {

@@ -10,6 +10,7 @@
 #include "domain/git/refs.h"
 #include "domain/git/worktrees.h"
 #include "support/subprocess.h"
+#include "tests/common/fake_tool_context.h"
 #include "tools/inject_prints/inject_prints.h"
 
 namespace parity::inject {
@@ -221,25 +222,6 @@ TEST_F(InjectTest, RevertRefusesToDiscardLaterEditsUnlessForced) {
   EXPECT_EQ(ReadAll(worktree_ / "pkg/model.py"), original_);
 }
 
-class DirectContext : public mcp::ToolContext {
- public:
-  explicit DirectContext(fs::path report_dir) : report_dir_(std::move(report_dir)) {}
-  CancellationToken cancellation() const override { return source_.token(); }
-  void Progress(double, std::optional<double>, std::string_view) override {}
-  void Log(mcp::LogLevel, std::string_view, const json&) override {}
-  bool CanElicit() const override { return false; }
-  Result<mcp::ElicitAnswer> Elicit(std::string_view, std::string_view, const json&) override {
-    return Status(ErrorKind::kInputRequired, "no client");
-  }
-  bool CanSample() const override { return false; }
-  Result<json> Sample(std::string_view, const json&) override { return Unavailable("no client"); }
-  const fs::path& report_dir() const override { return report_dir_; }
-
- private:
-  fs::path report_dir_;
-  CancellationSource source_;
-};
-
 TEST_F(InjectTest, ToolInstrumentsTheUserFramesOfAHuntAndReverts) {
   // A hunt.json as msprobe_first_diff writes it, with the frames recorded on a training host.
   json hunt = {{"schema", "parity.hunt/1"},
@@ -251,7 +233,7 @@ TEST_F(InjectTest, ToolInstrumentsTheUserFramesOfAHuntAndReverts) {
                                          {"function", "forward"}, {"code", "h = F.gelu(self.fc1(x), approximate=self.approximate)"},
                                          {"user", true}}})}}}};
   std::ofstream(root_ / "hunt.json") << hunt.dump();
-  DirectContext ctx(root_ / "report");
+  parity::testing::FakeContext ctx(root_ / "report");
   auto tool = tools::MakeInjectPrintsTool();
   auto refused = tool.handler(json{{"action", "analyze"}, {"worktree", worktree_.string()}, {"analyzer", "deepseek"},
                                    {"targets", json::array({{{"file", "pkg/model.py"}, {"line", 18}}})}},

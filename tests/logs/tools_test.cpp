@@ -4,6 +4,7 @@
 
 #include "domain/ledger/ledger.h"
 #include "mcp-server/tool.h"
+#include "tests/common/fake_tool_context.h"
 #include "tests/logs/test_util.h"
 #include "tools/compare_logs/compare_logs.h"
 #include "tools/parse_log/parse_log.h"
@@ -14,40 +15,13 @@ namespace {
 using json = nlohmann::json;
 using logs::testing::Fixture;
 
-class FakeContext : public mcp::ToolContext {
- public:
-  explicit FakeContext(std::filesystem::path report_dir) : report_dir_(std::move(report_dir)) {}
-  CancellationToken cancellation() const override { return source_.token(); }
-  void Progress(double done, std::optional<double> total, std::string_view) override {
-    progress_calls++;
-    last_done = done;
-    last_total = total;
-  }
-  void Log(mcp::LogLevel, std::string_view, const json&) override {}
-  bool CanElicit() const override { return false; }
-  Result<mcp::ElicitAnswer> Elicit(std::string_view, std::string_view, const json&) override {
-    return Status(ErrorKind::kInputRequired, "no elicitation in tests");
-  }
-  bool CanSample() const override { return false; }
-  Result<json> Sample(std::string_view, const json&) override { return Unavailable("no sampling in tests"); }
-  const std::filesystem::path& report_dir() const override { return report_dir_; }
-
-  CancellationSource source_;
-  int progress_calls = 0;
-  double last_done = 0;
-  std::optional<double> last_total;
-
- private:
-  std::filesystem::path report_dir_;
-};
-
 std::string ErrorMessage(const mcp::ToolResult& r) {
   return r.structured.contains("error") ? r.structured["error"].value("message", "") : "";
 }
 
 TEST(ParseLogTool, ParsesAFileWithSeriesAndProgress) {
   logs::testing::ScratchDir dir;
-  FakeContext ctx(dir.path());
+  parity::testing::FakeContext ctx(dir.path());
   const mcp::Tool tool = MakeParseLogTool();
   EXPECT_EQ(tool.spec.name, "parse_log");
   auto r = tool.handler({{"paths", {Fixture("torchtitan_v022_color.log").string()}}}, ctx);
@@ -59,13 +33,13 @@ TEST(ParseLogTool, ParsesAFileWithSeriesAndProgress) {
   EXPECT_EQ(file["metrics"][0]["steps"].size(), 10u);
   EXPECT_EQ(file["metrics"][0]["values"][0], 10.84523);
   EXPECT_EQ(file["success_marker"], true);
-  EXPECT_GT(ctx.progress_calls, 0);
+  EXPECT_GT(ctx.progress().size(), 0u);
   EXPECT_NE(r.content[0]["text"].get<std::string>().find("loss 5 decimals"), std::string::npos);
 }
 
 TEST(ParseLogTool, ArgumentErrorsNameTheJsonPath) {
   logs::testing::ScratchDir dir;
-  FakeContext ctx(dir.path());
+  parity::testing::FakeContext ctx(dir.path());
   const mcp::Tool tool = MakeParseLogTool();
   auto bad_type = tool.handler({{"paths", {1}}}, ctx);
   ASSERT_TRUE(bad_type.is_error);
@@ -83,7 +57,7 @@ TEST(ParseLogTool, ArgumentErrorsNameTheJsonPath) {
 
 TEST(CompareLogsTool, PassWritesReportCsvAndLedger) {
   logs::testing::ScratchDir dir;
-  FakeContext ctx(dir.path());
+  parity::testing::FakeContext ctx(dir.path());
   const mcp::Tool tool = MakeCompareLogsTool();
   auto r = tool.handler({{"baseline", Fixture("tb_baseline").string()},
                          {"candidate", Fixture("tb_candidate").string()},
@@ -110,7 +84,7 @@ TEST(CompareLogsTool, PassWritesReportCsvAndLedger) {
 
 TEST(CompareLogsTool, BitwiseOnTensorBoardFailsAtTheUlp) {
   logs::testing::ScratchDir dir;
-  FakeContext ctx(dir.path());
+  parity::testing::FakeContext ctx(dir.path());
   auto r = MakeCompareLogsTool().handler({{"baseline", Fixture("tb_baseline").string()},
                                           {"candidate", Fixture("tb_candidate").string()},
                                           {"bitwise", true}},
@@ -123,7 +97,7 @@ TEST(CompareLogsTool, BitwiseOnTensorBoardFailsAtTheUlp) {
 
 TEST(CompareLogsTool, PrintedLogsTooCoarseAreInconclusive) {
   logs::testing::ScratchDir dir;
-  FakeContext ctx(dir.path());
+  parity::testing::FakeContext ctx(dir.path());
   auto r = MakeCompareLogsTool().handler({{"baseline", Fixture("torchtitan_v021_plain.log").string()},
                                           {"candidate", Fixture("torchtitan_v021_plain.log").string()},
                                           {"metrics", {"loss"}}},
@@ -135,7 +109,7 @@ TEST(CompareLogsTool, PrintedLogsTooCoarseAreInconclusive) {
 
 TEST(CompareLogsTool, AcceptsParseLogResultsAndReportsStepMismatch) {
   logs::testing::ScratchDir dir;
-  FakeContext ctx(dir.path());
+  parity::testing::FakeContext ctx(dir.path());
   auto parsed = MakeParseLogTool().handler(
       {{"paths", {Fixture("megatron.log").string(), Fixture("megatron_old.log").string()}}}, ctx);
   ASSERT_FALSE(parsed.is_error);

@@ -4,6 +4,7 @@
 
 #include "domain/ledger/ledger.h"
 #include "mcp-server/tool.h"
+#include "tests/common/fake_tool_context.h"
 #include "tests/msprobe/fixtures.h"
 #include "tools/msprobe_first_diff/msprobe_first_diff.h"
 
@@ -15,29 +16,9 @@ using json = nlohmann::json;
 
 std::string ErrorText(const mcp::ToolResult& r) { return r.content.dump(); }
 
-// Calls the handler directly: no client, so no progress token, elicitation or sampling.
-class DirectContext : public mcp::ToolContext {
- public:
-  explicit DirectContext(fs::path report_dir) : report_dir_(std::move(report_dir)) {}
-  CancellationToken cancellation() const override { return source_.token(); }
-  void Progress(double, std::optional<double>, std::string_view) override {}
-  void Log(mcp::LogLevel, std::string_view, const json&) override {}
-  bool CanElicit() const override { return false; }
-  Result<mcp::ElicitAnswer> Elicit(std::string_view, std::string_view, const json&) override {
-    return Status(ErrorKind::kInputRequired, "no client");
-  }
-  bool CanSample() const override { return false; }
-  Result<json> Sample(std::string_view, const json&) override { return Unavailable("no client"); }
-  const fs::path& report_dir() const override { return report_dir_; }
-
- private:
-  fs::path report_dir_;
-  CancellationSource source_;
-};
-
 TEST(MsprobeFirstDiffTool, ArgumentErrorsNameThePath) {
   msprobe::testing::TempDir dir;
-  DirectContext ctx(dir.path());
+  parity::testing::FakeContext ctx(dir.path());
   auto tool = MakeMsprobeFirstDiffTool();
   auto missing = tool.handler(json{{"baseline_dump", "/x"}}, ctx);
   EXPECT_TRUE(missing.is_error);
@@ -59,7 +40,7 @@ TEST(MsprobeFirstDiffTool, WritesHuntJsonTableAndLedger) {
   fs::path fixtures = msprobe::testing::MsprobeFixtures();
   ASSERT_FALSE(fixtures.empty());
   msprobe::testing::TempDir dir;
-  DirectContext ctx(dir.path() / "numerical_report");
+  parity::testing::FakeContext ctx(dir.path() / "numerical_report");
   auto tool = MakeMsprobeFirstDiffTool();
   json args = {{"baseline_dump", (fixtures / "dumps/baseline/statistics_L1").string()},
                {"candidate_dump", (fixtures / "dumps/candidate/statistics_L1").string()},

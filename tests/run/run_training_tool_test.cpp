@@ -6,7 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "tests/env/fake_context.h"
+#include "tests/common/fake_tool_context.h"
 #include "tests/run/toy_repo.h"
 
 namespace parity::tools {

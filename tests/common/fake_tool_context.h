@@ -1,4 +1,5 @@
-// A ToolContext for calling tool handlers directly: records progress, never elicits.
+// A ToolContext for calling tool handlers directly in tests: no client, so it records
+// progress, never elicits or samples (Elicit returns kInputRequired), and cancels on demand.
 #pragma once
 
 #include <mutex>
