@@ -21,6 +21,8 @@ constexpr const char* kUsage =
     "                                            register parity and its skills with an assistant\n"
     "  premerge --config premerge.json [--yes] [--steps N] [--report-dir DIR]\n"
     "                                            the whole pre-merge accuracy check; exit 0 PASS, 1 FAIL, 2 other\n"
+    "  reproduce REPRODUCE.json|REPORT_DIR (--work-dir DIR | --print)\n"
+    "                                            replay what a report's ledger recorded, in a fresh clone\n"
     "  --version\n";
 
 }  // namespace
