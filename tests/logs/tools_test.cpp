@@ -80,6 +80,12 @@ TEST(CompareLogsTool, PassWritesReportCsvAndLedger) {
   EXPECT_EQ(entry["outcome"]["verdict"], "PASS");
   EXPECT_EQ(entry["outputs"]["report"], "toy_small/report.json");
   EXPECT_EQ(r.structured["ledger_entry"], entry["id"]);
+  EXPECT_EQ(entry["outcome"]["baseline_sha256"], report["baseline"]["sha256"]);
+  // The recorded inputs are this tool's own arguments: replaying them makes the same call.
+  EXPECT_EQ(entry["inputs"]["case"], "toy_small");
+  auto replayed = tool.handler(entry["inputs"], ctx);
+  EXPECT_FALSE(replayed.is_error) << replayed.content.dump();
+  EXPECT_EQ(replayed.structured["verdict"], "PASS");
 }
 
 TEST(CompareLogsTool, BitwiseOnTensorBoardFailsAtTheUlp) {

@@ -157,20 +157,20 @@ mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
   e.action = "compare";
   e.side = "both";
   e.config = p.case_name;
-  json inputs = {{"baseline", report["baseline"]["path"]},
-                 {"candidate", report["candidate"]["path"]},
-                 {"baseline_sha256", report["baseline"]["sha256"]},
-                 {"candidate_sha256", report["candidate"]["sha256"]},
-                 {"preset", report["preset"]},
-                 {"mode", report["mode"]},
-                 {"steps", report["steps"]}};
-  for (const char* key : {"metrics", "tolerance", "tolerances", "format", "rank", "keywords", "regex"}) {
-    if (arguments.contains(key)) inputs[key] = arguments[key];
-  }
+  // The ledger keeps this call's own arguments (paths made absolute, the case named) so that
+  // `parity reproduce` can make the same call again; what was read goes in the outcome.
+  json inputs = arguments.is_object() ? arguments : json::object();
+  inputs.erase("confirmations");
+  inputs.erase("report_dir");
+  if (report["baseline"].contains("path")) inputs["baseline"] = report["baseline"]["path"];
+  if (report["candidate"].contains("path")) inputs["candidate"] = report["candidate"]["path"];
+  inputs["case"] = p.case_name;
   e.inputs = std::move(inputs);
   e.outputs = {{"report", Relative(case_dir / "report.json", report_dir)},
                {"csv", Relative(case_dir / "diff_summary.csv", report_dir)}};
-  e.outcome = {{"status", "ok"}, {"verdict", report["verdict"]}, {"message", report["verdict_reason"]}};
+  e.outcome = {{"status", "ok"}, {"verdict", report["verdict"]}, {"message", report["verdict_reason"]},
+               {"baseline_sha256", report["baseline"]["sha256"]}, {"candidate_sha256", report["candidate"]["sha256"]},
+               {"mode", report["mode"]}, {"steps", report["steps"]}};
   auto id = ledger::Append(report_dir, e);
   if (!id.ok()) return mcp::ToolResult::Error(std::move(id).take_status().Context("recording the comparison in the ledger"));
 
