@@ -4,19 +4,11 @@
 
 #include "mcp-server/server_internal.h"
 #include "mcp-server/signed_state.h"
+#include "support/iso_time.h"
 
 namespace parity::mcp {
 
 namespace {
-
-std::string NowIso() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string RandomId() { return RandomHex(16); }
 
@@ -50,7 +42,7 @@ TaskStore::Outcome TaskStore::Start(std::shared_ptr<const Tool> tool, json argum
                                     CallSetup setup, const StateSigner& signer, const json& task_params) {
   auto task = std::make_shared<Task>();
   task->id = RandomId();
-  task->created_at = task->updated_at = NowIso();
+  task->created_at = task->updated_at = NowIsoUtc();
   if (task_params.is_object() && task_params.contains("ttl") && task_params["ttl"].is_number_integer()) {
     task->ttl_ms = std::clamp<int64_t>(task_params["ttl"].get<int64_t>(), 1000, 24 * 3600 * 1000);
   }
@@ -77,7 +69,7 @@ TaskStore::Outcome TaskStore::Start(std::shared_ptr<const Tool> tool, json argum
       if (task->status == "cancelled") return;
       task->invocation = std::move(inv);
       task->status = task->invocation.error ? "failed" : "completed";
-      task->updated_at = NowIso();
+      task->updated_at = NowIsoUtc();
       task->expires = std::chrono::steady_clock::now() + std::chrono::milliseconds(task->ttl_ms);
       changed_.notify_all();
     }), done});
@@ -142,7 +134,7 @@ TaskStore::Outcome TaskStore::Cancel(const json& params) {
   }
   task->cancel.Cancel();
   task->status = "cancelled";
-  task->updated_at = NowIso();
+  task->updated_at = NowIsoUtc();
   changed_.notify_all();
   return TaskJson(*task);
 }

@@ -57,13 +57,4 @@ std::string OidHex(const git_oid& oid) {
 
 std::string ShortHex(const git_oid& oid) { return OidHex(oid).substr(0, 7); }
 
-std::string IsoTimeUtc(int64_t epoch_seconds) {
-  std::time_t t = static_cast<std::time_t>(epoch_seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 }  // namespace parity::git

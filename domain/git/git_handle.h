@@ -10,6 +10,7 @@
 
 #include <git2.h>
 
+#include "support/iso_time.h"  // IsoTimeUtc, used with commit times
 #include "support/status.h"
 
 namespace parity::git {
@@ -58,8 +59,5 @@ std::filesystem::path WorkdirOf(git_repository* repo);
 // Full 40-hex id, and the 7-hex abbreviation used in names and messages.
 std::string OidHex(const git_oid& oid);
 std::string ShortHex(const git_oid& oid);
-
-// Seconds since the epoch as "2026-11-30T05:21:02Z" (UTC).
-std::string IsoTimeUtc(int64_t epoch_seconds);
 
 }  // namespace parity::git

@@ -1,5 +1,7 @@
 #include "domain/ledger/ledger.h"
 
+#include "support/iso_time.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -98,14 +100,7 @@ void MergePatch(json& target, const json& patch) {
 
 }  // namespace
 
-std::string NowUtc() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+std::string NowUtc() { return NowIsoUtc(); }
 
 json ToJson(const Command& c) {
   return json{{"argv", c.argv}, {"cwd", c.cwd}, {"env", c.env}, {"host", c.host}};
