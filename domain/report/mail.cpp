@@ -5,7 +5,7 @@
 #include <ctime>
 #include <memory>
 
-#include <curl/curl.h>
+#include "support/curl_dl.h"
 
 namespace parity::report {
 
@@ -136,40 +136,41 @@ Status SendMail(const MailServer& s, const MailMessage& m, const CancellationTok
   std::string seed = std::to_string(std::time(nullptr)) + "." + std::to_string(reinterpret_cast<uintptr_t>(&m) % 100000);
   std::string message = BuildMime(s, m, seed);
 
-  std::unique_ptr<CURL, void (*)(CURL*)> curl(curl_easy_init(), curl_easy_cleanup);
+  PARITY_ASSIGN_OR_RETURN(const CurlApi* api, LoadCurl());
+  std::unique_ptr<CURL, void (*)(CURL*)> curl(api->easy_init(), api->easy_cleanup);
   if (!curl) return Unavailable("libcurl could not be initialised");
   struct curl_slist* rcpt = nullptr;
-  for (const auto& r : s.to) rcpt = curl_slist_append(rcpt, ("<" + r + ">").c_str());
-  std::unique_ptr<curl_slist, void (*)(curl_slist*)> rcpt_guard(rcpt, curl_slist_free_all);
+  for (const auto& r : s.to) rcpt = api->slist_append(rcpt, ("<" + r + ">").c_str());
+  std::unique_ptr<curl_slist, void (*)(curl_slist*)> rcpt_guard(rcpt, api->slist_free_all);
   Upload upload{&message};
   char error[CURL_ERROR_SIZE] = {0};
   CURL* c = curl.get();
-  curl_easy_setopt(c, CURLOPT_URL, s.url.c_str());
-  curl_easy_setopt(c, CURLOPT_MAIL_FROM, ("<" + s.from + ">").c_str());
-  curl_easy_setopt(c, CURLOPT_MAIL_RCPT, rcpt);
-  curl_easy_setopt(c, CURLOPT_READFUNCTION, ReadChunk);
-  curl_easy_setopt(c, CURLOPT_READDATA, &upload);
-  curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-  curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(message.size()));
-  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, error);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT, static_cast<long>(s.timeout.count()));
-  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, OnProgress);
-  curl_easy_setopt(c, CURLOPT_XFERINFODATA, &cancel);
+  api->easy_setopt(c, CURLOPT_URL, s.url.c_str());
+  api->easy_setopt(c, CURLOPT_MAIL_FROM, ("<" + s.from + ">").c_str());
+  api->easy_setopt(c, CURLOPT_MAIL_RCPT, rcpt);
+  api->easy_setopt(c, CURLOPT_READFUNCTION, ReadChunk);
+  api->easy_setopt(c, CURLOPT_READDATA, &upload);
+  api->easy_setopt(c, CURLOPT_UPLOAD, 1L);
+  api->easy_setopt(c, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(message.size()));
+  api->easy_setopt(c, CURLOPT_ERRORBUFFER, error);
+  api->easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  api->easy_setopt(c, CURLOPT_TIMEOUT, static_cast<long>(s.timeout.count()));
+  api->easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  api->easy_setopt(c, CURLOPT_XFERINFOFUNCTION, OnProgress);
+  api->easy_setopt(c, CURLOPT_XFERINFODATA, &cancel);
   bool smtps = s.url.rfind("smtps://", 0) == 0;
-  curl_easy_setopt(c, CURLOPT_USE_SSL, static_cast<long>(smtps || s.starttls ? CURLUSESSL_ALL : CURLUSESSL_NONE));
+  api->easy_setopt(c, CURLOPT_USE_SSL, static_cast<long>(smtps || s.starttls ? CURLUSESSL_ALL : CURLUSESSL_NONE));
   if (!s.username.empty()) {
-    curl_easy_setopt(c, CURLOPT_USERNAME, s.username.c_str());
-    curl_easy_setopt(c, CURLOPT_PASSWORD, std::getenv(s.password_env.c_str()));
+    api->easy_setopt(c, CURLOPT_USERNAME, s.username.c_str());
+    api->easy_setopt(c, CURLOPT_PASSWORD, std::getenv(s.password_env.c_str()));
   }
-  CURLcode rc = curl_easy_perform(c);
+  CURLcode rc = api->easy_perform(c);
   if (rc == CURLE_ABORTED_BY_CALLBACK && cancel.cancelled()) return Cancelled();
   if (rc != CURLE_OK) {
     long response = 0;
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &response);
+    api->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &response);
     return Unavailable("sending the report by mail through " + s.url + " failed: " +
-                       (error[0] ? std::string(error) : std::string(curl_easy_strerror(rc))))
+                       (error[0] ? std::string(error) : std::string(api->easy_strerror(rc))))
         .WithEvidence("smtp_response_code", std::to_string(response))
         .WithEvidence("message_bytes", std::to_string(message.size()))
         .WithHint("check the server URL, the TLS mode and the credentials variable " +
