@@ -2,7 +2,10 @@
 Reads {"file": path, "line": n} or {"file": path, "function": "Class.method"} as JSON on
 stdin and prints what to probe as JSON: the statement's span and indentation, the values it
 reads (names and attribute chains that are not called) and writes (assignment targets),
-or a function's parameters, first body line and return statements."""
+or a function's parameters, first body line and return statements. It also lists what a code
+model may choose from (the expressions the statement reads and writes, the source of each
+returned expression) and the lines to show it (the enclosing function), so a model's answer
+is checked against the code instead of trusted."""
 import ast
 import json
 import sys
@@ -51,6 +54,16 @@ def reads(node):
     return [s for s in seen if not any(o != s and o.startswith(s + ".") for o in seen)]
 
 
+def write_nodes(stmt):
+    if isinstance(stmt, ast.Assign):
+        return stmt.targets
+    if isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        return [stmt.target]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [i.optional_vars for i in stmt.items if i.optional_vars is not None]
+    return []
+
+
 def writes(stmt):
     targets = []
     if isinstance(stmt, ast.Assign):
@@ -69,6 +82,57 @@ def writes(stmt):
                 if name and name not in out:
                     out.append(name)
     return out
+
+
+def bound_inside(node):
+    """Names bound inside `node` by comprehensions, lambdas and walrus: not values before it."""
+    names = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.comprehension):
+            names.update(x.id for x in ast.walk(n.target) if isinstance(x, ast.Name))
+        elif isinstance(n, ast.Lambda):
+            a = n.args
+            names.update(p.arg for p in getattr(a, "posonlyargs", []) + a.args + a.kwonlyargs)
+            names.update(p.arg for p in (a.vararg, a.kwarg) if p is not None)
+        elif isinstance(n, ast.NamedExpr):
+            names.add(n.target.id)
+    return names
+
+
+def expressions(source, nodes, ctx):
+    """Source text of every name, attribute chain and call-free subscript in `nodes` with the
+    given context (ast.Load or ast.Store), except what is called, imported modules, self/cls
+    and names bound inside the statement itself."""
+    out = []
+    for node in nodes:
+        called = set(id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call))
+        local = bound_inside(node)
+        for n in ast.walk(node):
+            if not isinstance(n, (ast.Name, ast.Attribute, ast.Subscript)) or id(n) in called:
+                continue
+            if not isinstance(getattr(n, "ctx", None), ctx):
+                continue
+            root = n
+            while isinstance(root, (ast.Attribute, ast.Subscript)):
+                root = root.value
+            if not isinstance(root, ast.Name) or root.id in local or root.id in IMPORTED \
+                    or n is root and root.id in ("self", "cls"):
+                continue
+            if isinstance(n, ast.Subscript) and any(isinstance(x, ast.Call) for x in ast.walk(n)):
+                continue
+            text = ast.get_source_segment(source, n)
+            if text and text not in out:
+                out.append(text)
+    return out
+
+
+def context_span(tree, line, total):
+    """The lines a code model is shown: the enclosing function (at most 200 lines around the
+    target) or 30 lines either side at module level."""
+    fn = enclosing_function(tree, line)
+    start, end = (fn.lineno, fn.end_lineno) if fn else (line - 30, line + 30)
+    start, end = max(start, line - 100, 1), min(end, line + 100, total)
+    return {"start": start, "end": end}
 
 
 def import_line(tree, source_lines):
@@ -98,7 +162,7 @@ def header_end(stmt):
     return stmt.end_lineno
 
 
-def analyse_line(tree, lines, line):
+def analyse_line(tree, lines, line, source):
     best = None
     for node in ast.walk(tree):
         if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or node.lineno):
@@ -142,6 +206,10 @@ def analyse_line(tree, lines, line):
         "outputs": [] if compound and not isinstance(best, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)) else writes(best),
         "compound": compound,
         "code": lines[best.lineno - 1].strip(),
+        "candidates": {"reads": expressions(source, probe_nodes, ast.Load) +
+                       ([ast.get_source_segment(source, best.target)] if isinstance(best, ast.AugAssign) else []),
+                       "writes": expressions(source, write_nodes(best), ast.Store)},
+        "context": context_span(tree, best.lineno, len(lines)),
     }
     if isinstance(best, ast.Return) and best.value is not None:
         v = best.value
@@ -180,7 +248,7 @@ def enclosing_function(tree, line):
     return best
 
 
-def analyse_function(tree, lines, qualified, fn=None):
+def analyse_function(tree, lines, qualified, source, fn=None):
     fn = fn or find_function(tree, qualified)
     if fn is None:
         return {"error": "no function %s" % qualified}
@@ -209,10 +277,11 @@ def analyse_function(tree, lines, qualified, fn=None):
             if owner is None:
                 v = node.value
                 returns.append({"line": v.lineno, "col": v.col_offset, "end_line": v.end_lineno,
-                                "end_col": v.end_col_offset, "code": lines[node.lineno - 1].strip()})
+                                "end_col": v.end_col_offset, "code": lines[node.lineno - 1].strip(),
+                                "expr": ast.get_source_segment(source, v)})
     return {"kind": "function", "function": qualified, "line": fn.lineno, "end_line": fn.end_lineno,
             "params": params, "body_line": first.lineno, "body_indent": indent_of(lines, first.lineno),
-            "returns": returns}
+            "returns": returns, "context": {"start": fn.lineno, "end": min(fn.end_lineno, fn.lineno + 300)}}
 
 
 def main():
@@ -233,12 +302,12 @@ def main():
             IMPORTED.update(a.asname or a.name for a in stmt.names)
     if request.get("enclosing_function"):
         fn = enclosing_function(tree, int(request["line"]))
-        result = analyse_function(tree, lines, None, fn) if fn else \
+        result = analyse_function(tree, lines, None, source, fn) if fn else \
             {"error": "line %s is not inside a function" % request["line"]}
     elif "function" in request:
-        result = analyse_function(tree, lines, request["function"])
+        result = analyse_function(tree, lines, request["function"], source)
     else:
-        result = analyse_line(tree, lines, int(request["line"]))
+        result = analyse_line(tree, lines, int(request["line"]), source)
     result["import_line"] = import_line(tree, lines)
     result["python"] = sys.version.split()[0]
     print(json.dumps(result))

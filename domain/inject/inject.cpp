@@ -90,6 +90,45 @@ Result<json> RunAnalyser(const Options& options, const fs::path& file, const Tar
   return out;
 }
 
+json AttemptRecord(const std::string& analyser, const std::string& target, const Status& s) {
+  json record = {{"analyser", analyser}, {"target", target}, {"ok", s.ok()}};
+  if (s.ok()) return record;
+  record["kind"] = ErrorKindName(s.kind());
+  record["message"] = s.message();
+  if (!s.hint().empty()) record["hint"] = s.hint();
+  json evidence = json::object();
+  for (const auto& e : s.evidence()) evidence[e.name] = e.value;
+  if (!evidence.empty()) record["evidence"] = evidence;
+  return record;
+}
+
+// The chain's decision for one target: {analyser, analysis}, or nullopt while an analyser
+// waits for the client (kInputRequired). Every try is appended to `attempts`.
+Result<std::optional<std::pair<std::string, json>>> Decide(const std::vector<std::shared_ptr<CodeAnalyser>>& chain,
+                                                          const Options& options, const Question& question,
+                                                          json& attempts) {
+  Status last = Internal("no analyser was tried");
+  for (const auto& analyser : chain) {
+    if (!analyser->usable()) {
+      attempts.push_back({{"analyser", analyser->name()}, {"target", question.target}, {"ok", false},
+                          {"skipped", "it failed on an earlier target"}});
+      continue;
+    }
+    auto result = analyser->Analyse(question, options.cancel);
+    if (result.ok()) {
+      attempts.push_back(AttemptRecord(analyser->name(), question.target, Status::Ok()));
+      return std::optional<std::pair<std::string, json>>(std::make_pair(analyser->name(), std::move(*result)));
+    }
+    Status s = std::move(result).take_status();
+    if (s.kind() == ErrorKind::kCancelled) return s;
+    if (s.kind() == ErrorKind::kInputRequired) return std::optional<std::pair<std::string, json>>();
+    attempts.push_back(AttemptRecord(analyser->name(), question.target, s));
+    if (!options.fall_back) return std::move(s).Context(analyser->name() + " analysis of " + question.target);
+    last = std::move(s).Context(analyser->name() + " analysis of " + question.target);
+  }
+  return std::move(last).Context("every analyser failed (see attempts)").WithEvidence("attempts", attempts.dump());
+}
+
 std::string Quote(const std::string& s) { return json(s).dump(); }  // a valid Python string literal
 
 struct Edit {
@@ -275,20 +314,38 @@ Status CheckParityWorktree(const fs::path& worktree) {
 
 Result<json> Analyze(const Options& options) {
   if (options.targets.empty()) return InvalidArgument("no targets");
-  json out = {{"analyser", "python-ast"}, {"python", options.python}, {"targets", json::array()}};
+  std::vector<std::shared_ptr<CodeAnalyser>> chain = options.analysers;
+  if (chain.empty()) chain.push_back(MakeAstAnalyser());
+  json out = {{"requested", options.requested}, {"python", options.python}, {"attempts", json::array()},
+              {"targets", json::array()}};
+  std::vector<std::string> deciders;
+  std::optional<Status> waiting;  // the first kInputRequired: asked, answered in a later round
   for (const Target& t : options.targets) {
     if (options.cancel.cancelled()) return Cancelled();
     if (!t.line && !t.function) return InvalidArgument(t.file + ": a target needs a line or a function");
     PARITY_ASSIGN_OR_RETURN(std::string rel, RelativeInside(options.worktree, t.file));
     PARITY_ASSIGN_OR_RETURN(std::string bytes, ReadBytes(options.worktree / rel));
-    PARITY_ASSIGN_OR_RETURN(json analysis, RunAnalyser(options, options.worktree / rel, t));
-    json item = {{"file", rel}, {"sha256", Sha256Hex(bytes)}, {"analysis", analysis}};
+    Question question{rel, bytes, rel + (t.line ? ":" + std::to_string(*t.line) : ""), json()};
+    if (t.function) question.target = rel + ":" + *t.function;
+    PARITY_ASSIGN_OR_RETURN(question.skeleton, RunAnalyser(options, options.worktree / rel, t));
+    PARITY_ASSIGN_OR_RETURN(auto decision, Decide(chain, options, question, out["attempts"]));
+    if (!decision) {
+      if (!waiting) waiting = Status(ErrorKind::kInputRequired, "waiting for the client's sampling answers");
+      continue;
+    }
+    auto& [who, analysis] = *decision;
+    if (std::find(deciders.begin(), deciders.end(), who) == deciders.end()) deciders.push_back(who);
+    json item = {{"file", rel}, {"sha256", Sha256Hex(bytes)}, {"analyser", who}, {"analysis", analysis}};
     item["target"] = {{"file", t.file}};
     if (t.line) item["target"]["line"] = *t.line;
     if (t.function) item["target"]["function"] = *t.function;
     if (t.enclosing_function) item["target"]["enclosing_function"] = true;
     out["targets"].push_back(item);
   }
+  if (waiting) return *waiting;
+  std::string decided;
+  for (const auto& d : deciders) decided += (decided.empty() ? "" : "+") + d;
+  out["analyser"] = decided;
   return out;
 }
 
@@ -368,7 +425,7 @@ Result<json> Inject(const Options& options) {
   PARITY_RETURN_IF_ERROR(WriteBytes(options.worktree / kHelper, helper));
   for (const auto& [rel, bytes] : injected) PARITY_RETURN_IF_ERROR(WriteBytes(options.worktree / rel, bytes));
   return json{{"injected", true}, {"worktree", options.worktree.string()}, {"helper", kHelper},
-              {"analyser", "python-ast"}, {"files", state["files"]}, {"probes", probes}, {"analysis", analysis}};
+              {"analyser", analysis["analyser"]}, {"files", state["files"]}, {"probes", probes}, {"analysis", analysis}};
 }
 
 Result<json> Revert(const fs::path& worktree, bool force) {

@@ -1,109 +1,13 @@
 #include "domain/inject/inject.h"
 
-#include <fstream>
-#include <random>
-#include <sstream>
-
 #include <gtest/gtest.h>
 
-#include "domain/git/git_handle.h"
-#include "domain/git/refs.h"
-#include "domain/git/worktrees.h"
-#include "support/subprocess.h"
 #include "tests/common/fake_tool_context.h"
+#include "tests/inject/inject_fixture.h"
 #include "tools/inject_prints/inject_prints.h"
 
 namespace parity::inject {
 namespace {
-
-namespace fs = std::filesystem;
-using json = nlohmann::json;
-
-// A small PyTorch program: a module with a function and a method, run once on CPU.
-constexpr const char* kModel = R"PY("""toy model for probe tests"""
-import torch
-import torch.nn.functional as F
-
-
-def scale(x, factor=2.0):
-    y = x * factor
-    return y, factor
-
-
-class Block(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = torch.nn.Linear(4, 8)
-        self.approximate = "tanh"
-
-    def forward(self, x):
-        h = F.gelu(self.fc1(x), approximate=self.approximate)
-        return h.sum(dim=-1)
-
-
-if __name__ == "__main__":
-    torch.manual_seed(0)
-    block = Block()
-    for _ in range(2):
-        out = block(torch.ones(2, 4))
-        pair = scale(out)
-    print("done", float(out.sum()))
-)PY";
-
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-ProcessResult RunCmd(const std::vector<std::string>& argv, const fs::path& cwd) {
-  ProcessOptions o;
-  o.argv = argv;
-  o.cwd = cwd;
-  o.timeout = std::chrono::seconds(120);
-  o.env_set = {{"GIT_AUTHOR_NAME", "t"}, {"GIT_AUTHOR_EMAIL", "t@example.com"},
-               {"GIT_COMMITTER_NAME", "t"}, {"GIT_COMMITTER_EMAIL", "t@example.com"}};
-  auto r = RunProcess(o);
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return r.ok() ? *r : ProcessResult{};
-}
-
-class InjectTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::random_device rd;
-    root_ = fs::temp_directory_path() / ("parity-inject-" + std::to_string(rd()) + std::to_string(rd()));
-    repo_ = root_ / "toy";
-    fs::create_directories(repo_ / "pkg");
-    std::ofstream(repo_ / "pkg/model.py", std::ios::binary) << kModel;
-    RunCmd({"git", "init", "-q", "-b", "main"}, repo_);
-    RunCmd({"git", "add", "-A"}, repo_);
-    RunCmd({"git", "commit", "-q", "-m", "toy"}, repo_);
-    auto repo = git::OpenRepository(repo_);
-    ASSERT_TRUE(repo.ok()) << repo.status().ToString();
-    auto head = git::ResolveCommit(repo->get(), "HEAD");
-    ASSERT_TRUE(head.ok());
-    worktree_ = root_ / "toy-candidate";
-    auto wt = git::AddParityWorktree(repo->get(), worktree_, *head, "candidate");
-    ASSERT_TRUE(wt.ok()) << wt.status().ToString();
-    original_ = ReadAll(worktree_ / "pkg/model.py");
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
-
-  Options Opts(std::vector<Target> targets) {
-    Options o;
-    o.worktree = worktree_;
-    o.targets = std::move(targets);
-    return o;
-  }
-
-  fs::path root_, repo_, worktree_;
-  std::string original_;
-};
 
 TEST_F(InjectTest, RefusesTheUsersOwnTree) {
   Options o = Opts({{"pkg/model.py", 18, std::nullopt, false}});
@@ -235,11 +139,13 @@ TEST_F(InjectTest, ToolInstrumentsTheUserFramesOfAHuntAndReverts) {
   std::ofstream(root_ / "hunt.json") << hunt.dump();
   parity::testing::FakeContext ctx(root_ / "report");
   auto tool = tools::MakeInjectPrintsTool();
-  auto refused = tool.handler(json{{"action", "analyze"}, {"worktree", worktree_.string()}, {"analyzer", "deepseek"},
+  unsetenv("DEEPSEEK_API_KEY");
+  auto refused = tool.handler(json{{"action", "analyze"}, {"worktree", worktree_.string()}, {"analyser", "deepseek"},
                                    {"targets", json::array({{{"file", "pkg/model.py"}, {"line", 18}}})}},
                               ctx);
   EXPECT_TRUE(refused.is_error);
-  EXPECT_NE(refused.content.dump().find("not implemented"), std::string::npos);
+  EXPECT_NE(refused.content.dump().find("needs the environment variable DEEPSEEK_API_KEY"), std::string::npos)
+      << refused.content.dump();
   auto bad = tool.handler(json{{"action", "inject"}, {"worktree", worktree_.string()},
                                {"targets", json::array({{{"file", "pkg/model.py"}}})}},
                           ctx);

@@ -1,9 +1,11 @@
 #include "tools/inject_prints/inject_prints.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "domain/inject/analyser.h"
 #include "domain/inject/inject.h"
 #include "domain/ledger/ledger.h"
 #include "domain/msprobe/source_locator.h"
@@ -21,7 +23,10 @@ struct Params {
   json targets = json::array();
   std::optional<std::string> hunt_json, report_dir;
   std::string python = "/usr/bin/python3";
-  std::string analyzer = "ast";
+  std::string analyser = "auto";
+  std::optional<std::string> base_url, model;
+  double timeout_s = 120, connect_timeout_s = 10, backoff_s = 1;
+  int64_t max_attempts = 3, max_response_bytes = 4 << 20;
   int64_t rank = 0;
   std::vector<double> calls = {1};
   std::map<std::string, std::string> expected_sha256;
@@ -40,7 +45,16 @@ const json& InputSchema() {
       "enclosing_function": {"type": "boolean", "description": "With line: probe the function containing it."}},
       "required": ["file"], "additionalProperties": false}},
     "hunt_json": {"type": "string", "description": "msprobe_first_diff's hunt.json: every user frame of the first divergent API's stack becomes an enclosing_function target."},
-    "analyzer": {"type": "string", "enum": ["ast", "deepseek", "sampling"], "default": "ast"},
+    "analyser": {"type": "string", "enum": ["auto", "deepseek", "sampling", "ast"], "default": "auto", "description": "Who decides the values to probe. auto: DeepSeek when DEEPSEEK_API_KEY is set, then MCP sampling when the client offers it, then Python's ast; each failure is recorded in attempts and the next is tried. An explicit choice that fails is an error."},
+    "deepseek": {"type": "object", "description": "The OpenAI-compatible chat endpoint (the key only from DEEPSEEK_API_KEY).", "properties": {
+      "base_url": {"type": "string", "description": "Default DEEPSEEK_BASE_URL, else https://api.deepseek.com; POST {base_url}/chat/completions."},
+      "model": {"type": "string", "description": "Default DEEPSEEK_MODEL, else deepseek-chat."},
+      "timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 120, "description": "Per attempt."},
+      "connect_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 10},
+      "max_attempts": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3, "description": "Retries on timeouts, connection failures, 429 and 5xx only."},
+      "backoff_s": {"type": "number", "minimum": 0, "default": 1, "description": "Wait before the first retry, doubled after each."},
+      "max_response_bytes": {"type": "integer", "minimum": 1024, "default": 4194304}},
+      "additionalProperties": false},
     "python": {"type": "string", "default": "/usr/bin/python3", "description": "The training host's interpreter (runs the ast analysis)."},
     "rank": {"type": "integer", "minimum": 0, "default": 0},
     "calls": {"type": "array", "items": {"type": "integer", "minimum": 1}, "default": [1], "description": "Which calls of each probe print; [] = every call."},
@@ -59,7 +73,17 @@ Result<Params> Decode(const json& arguments) {
   JsonReader r(arguments, "arguments");
   r.Required("action", p.action).OneOf("action", p.action, {"analyze", "inject", "revert", "status"});
   r.Required("worktree", p.worktree).Optional("targets", p.targets).Optional("hunt_json", p.hunt_json);
-  r.Optional("analyzer", p.analyzer).OneOf("analyzer", p.analyzer, {"ast", "deepseek", "sampling"});
+  r.Optional("analyser", p.analyser).OneOf("analyser", p.analyser, {"auto", "deepseek", "sampling", "ast"});
+  r.Object("deepseek", false, [&p](JsonReader& d) {
+    d.Optional("base_url", p.base_url).Optional("model", p.model).Optional("timeout_s", p.timeout_s);
+    d.Optional("connect_timeout_s", p.connect_timeout_s).Optional("max_attempts", p.max_attempts);
+    d.Optional("backoff_s", p.backoff_s).Optional("max_response_bytes", p.max_response_bytes);
+    if (d.ok() && !(p.timeout_s > 0)) d.Fail(d.Child("timeout_s"), "must be greater than 0");
+    if (d.ok() && !(p.connect_timeout_s > 0)) d.Fail(d.Child("connect_timeout_s"), "must be greater than 0");
+    if (d.ok() && (p.max_attempts < 1 || p.max_attempts > 10)) d.Fail(d.Child("max_attempts"), "must be 1 to 10");
+    if (d.ok() && p.backoff_s < 0) d.Fail(d.Child("backoff_s"), "must not be negative");
+    if (d.ok() && p.max_response_bytes < 1024) d.Fail(d.Child("max_response_bytes"), "must be at least 1024");
+  });
   r.Optional("python", p.python).Optional("rank", p.rank).Optional("calls", p.calls);
   r.Optional("expected_sha256", p.expected_sha256).Optional("force", p.force).Optional("report_dir", p.report_dir);
   if (r.ok() && !p.targets.is_array()) r.Fail(r.Child("targets"), "expected array");
@@ -110,14 +134,76 @@ Result<std::vector<inject::Target>> DecodeTargets(const Params& p) {
   return out;
 }
 
+// MCP sampling as a completion function for the domain's model-backed analyser. The key
+// identifies the question across the 2026-07-28 era's input_required rounds.
+inject::Completer SamplingCompleter(mcp::ToolContext& ctx) {
+  return [&ctx](const inject::LlmPrompt& prompt, const CancellationToken&) -> Result<inject::LlmReply> {
+    json request = {{"messages", json::array({{{"role", "user"}, {"content", {{"type", "text"}, {"text", prompt.user}}}}})},
+                    {"systemPrompt", prompt.system}, {"maxTokens", prompt.max_tokens}, {"temperature", 0},
+                    {"includeContext", "none"}};
+    std::string key = "inject_prints.analysis." + inject::Sha256Hex(prompt.system + "\n" + prompt.user).substr(0, 16);
+    PARITY_ASSIGN_OR_RETURN(json answer, ctx.Sample(key, request));
+    // content is one block (2025-06-18) or a list of blocks (2025-11-25, with tool use).
+    json blocks = answer.is_object() && answer.contains("content") ? answer["content"] : json();
+    if (blocks.is_object()) blocks = json::array({blocks});
+    inject::LlmReply reply;
+    for (const json& b : blocks.is_array() ? blocks : json::array()) {
+      if (b.is_object() && b.value("type", "") == "text" && b.contains("text") && b["text"].is_string()) {
+        reply.text += b["text"].get<std::string>();
+      }
+    }
+    if (reply.text.empty()) {
+      std::string excerpt = answer.dump();
+      return Unavailable("the client's sampling answer has no text content")
+          .WithEvidence("answer_excerpt", excerpt.substr(0, 600));
+    }
+    reply.evidence = {{"model", answer.value("model", json("unknown"))}, {"stop_reason", answer.value("stopReason", json(nullptr))}};
+    return reply;
+  };
+}
+
+// The analysers to try, in order (see the "analyser" argument).
+Result<std::vector<std::shared_ptr<inject::CodeAnalyser>>> AnalyserChain(const Params& p, mcp::ToolContext& ctx) {
+  std::vector<std::shared_ptr<inject::CodeAnalyser>> chain;
+  const char* key = std::getenv("DEEPSEEK_API_KEY");
+  const bool has_key = key != nullptr && *key != '\0';
+  if (p.analyser == "deepseek" || (p.analyser == "auto" && has_key)) {
+    if (!has_key) {
+      return FailedPrecondition("analyser=deepseek needs the environment variable DEEPSEEK_API_KEY")
+          .WithHint("export it where parity runs (it is never taken as an argument), or use analyser=auto or ast");
+    }
+    inject::ChatEndpoint e;
+    const char* env_base = std::getenv("DEEPSEEK_BASE_URL");
+    const char* env_model = std::getenv("DEEPSEEK_MODEL");
+    if (p.base_url) e.base_url = *p.base_url;
+    else if (env_base && *env_base) e.base_url = env_base;
+    if (p.model) e.model = *p.model;
+    else if (env_model && *env_model) e.model = env_model;
+    e.api_key = key;
+    e.timeout = std::chrono::milliseconds(static_cast<int64_t>(p.timeout_s * 1000));
+    e.connect_timeout = std::chrono::milliseconds(static_cast<int64_t>(p.connect_timeout_s * 1000));
+    e.backoff = std::chrono::milliseconds(static_cast<int64_t>(p.backoff_s * 1000));
+    e.max_attempts = static_cast<int>(p.max_attempts);
+    e.max_response_bytes = static_cast<size_t>(p.max_response_bytes);
+    Status valid = inject::ValidateEndpoint(e);
+    if (!valid.ok()) return std::move(valid).Context("arguments.deepseek (or DEEPSEEK_BASE_URL / DEEPSEEK_MODEL)");
+    chain.push_back(inject::MakeDeepSeekAnalyser(std::move(e)));
+  }
+  if (p.analyser == "sampling" || (p.analyser == "auto" && ctx.CanSample())) {
+    if (!ctx.CanSample()) {
+      return FailedPrecondition("analyser=sampling needs a client that offers MCP sampling (the sampling capability)")
+          .WithHint("use analyser=auto, deepseek or ast");
+    }
+    chain.push_back(inject::MakeLlmAnalyser("sampling", SamplingCompleter(ctx)));
+  }
+  if (p.analyser == "ast" || p.analyser == "auto") chain.push_back(inject::MakeAstAnalyser());
+  return chain;
+}
+
 mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
   auto params = Decode(arguments);
   if (!params.ok()) return mcp::ToolResult::Error(params.status());
   const Params& p = *params;
-  if (p.analyzer != "ast") {
-    return mcp::ToolResult::Error(
-        Unavailable("analyzer \"" + p.analyzer + "\" is not implemented in this build").WithHint("use analyzer=\"ast\""));
-  }
   fs::path worktree = fs::absolute(p.worktree);
   Result<json> result = Internal("unreachable");
   if (p.action == "status") {
@@ -137,6 +223,11 @@ mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
     for (double c : p.calls) o.calls.push_back(static_cast<int>(c));
     o.expected_sha256 = p.expected_sha256;
     o.cancel = ctx.cancellation();
+    o.requested = p.analyser;
+    o.fall_back = p.analyser == "auto";
+    auto chain = AnalyserChain(p, ctx);
+    if (!chain.ok()) return mcp::ToolResult::Error(chain.status());
+    o.analysers = std::move(*chain);
     if (p.action == "analyze") {
       // Analysis only reads, but still only parity worktrees are looked at.
       Status guard = inject::CheckParityWorktree(worktree);
@@ -155,6 +246,11 @@ mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
     e.git = {{"worktree", worktree.string()}};
     e.outcome = result.ok() ? json{{"status", "ok"}} : json{{"status", "failed"}, {"message", result.status().message()}};
     if (result.ok()) e.outputs = {{"files", (*result).value("files", json::array())}};
+    if (result.ok() && result->contains("analysis")) {
+      const json& a = (*result)["analysis"];
+      e.outputs["analysis"] = {{"analyser", a.value("analyser", "")}, {"requested", a.value("requested", "")},
+                               {"attempts", a.value("attempts", json::array())}};
+    }
     (void)ledger::Append(report_dir, e);
   }
   if (!result.ok()) return mcp::ToolResult::Error(result.status());
@@ -168,12 +264,15 @@ mcp::Tool MakeInjectPrintsTool() {
   tool.spec.name = "inject_prints";
   tool.spec.title = "Probe prints in a parity worktree";
   tool.spec.description =
-      "In a parity worktree only: analyses a statement's inputs/outputs or a function's arguments/returns with "
-      "Python's ast (run by the training interpreter), injects one helper import and one probe call per value "
-      "(each prints a PARITY_PROBE JSON line: id, file:line, before/after, name, type, shape, dtype, device, "
-      "sha256 of the bytes, sum/mean/min/max/norm, on a chosen rank and call), reverts byte for byte (checked by "
-      "SHA-256) and lists what is injected. Targets: file+line, function, or the user frames of "
-      "msprobe_first_diff's hunt.json.";
+      "In a parity worktree only: analyses a statement's inputs/outputs or a function's arguments/returns, "
+      "injects one helper import and one probe call per value (each prints a PARITY_PROBE JSON line: id, "
+      "file:line, before/after, name, type, shape, dtype, device, sha256 of the bytes, sum/mean/min/max/norm, on "
+      "a chosen rank and call), reverts byte for byte (checked by SHA-256) and lists what is injected. Targets: "
+      "file+line, function, or the user frames of msprobe_first_diff's hunt.json. Python's ast (the training "
+      "interpreter) gives the code's structure; the values to probe are chosen by DeepSeek or any "
+      "OpenAI-compatible endpoint (DEEPSEEK_API_KEY, DEEPSEEK_BASE_URL, DEEPSEEK_MODEL), by the client's model "
+      "through MCP sampling, or by the ast itself (analyser=auto tries them in that order and records each "
+      "failure in attempts). A model's answer is used only when every name it gives exists in the code.";
   tool.spec.input_schema = InputSchema();
   tool.spec.output_schema = json{{"type", "object"}};
   tool.spec.annotations.read_only = false;
