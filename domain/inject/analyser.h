@@ -13,7 +13,9 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -42,6 +44,20 @@ class CodeAnalyser {
 
 // "python-ast": the skeleton's own inputs/outputs/params.
 std::shared_ptr<CodeAnalyser> MakeAstAnalyser();
+
+struct Decision {
+  std::string analyser;     // who decided
+  nlohmann::json analysis;  // in the skeleton's shape
+};
+
+// Tries the chain in order for one target and appends every try to `attempts` ({analyser,
+// target, ok, kind, message, hint, evidence} or {..., skipped}). Without fall_back the
+// first failure is the error; with it the next analyser is tried, and the error comes only
+// when all failed. nullopt: an analyser asked the client and waits for its answer
+// (kInputRequired). Cancellation is returned at once.
+Result<std::optional<Decision>> Decide(const std::vector<std::shared_ptr<CodeAnalyser>>& chain, bool fall_back,
+                                       const Question& question, const CancellationToken& cancel,
+                                       nlohmann::json& attempts);
 
 struct LlmPrompt {
   std::string system;

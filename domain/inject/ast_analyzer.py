@@ -35,10 +35,11 @@ def reads(node):
             if name:
                 called.add(name)
     seen = []
+    local = bound_inside(node)  # comprehension and lambda variables do not exist before the statement
 
     def add(name):
         if name and name not in seen and name not in called and name.split(".")[0] not in IMPORTED \
-                and name not in ("self", "cls"):
+                and name.split(".")[0] not in local and name not in ("self", "cls"):
             seen.append(name)
 
     for n in ast.walk(node):

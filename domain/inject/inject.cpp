@@ -65,7 +65,8 @@ Result<std::string> RelativeInside(const fs::path& worktree, const std::string& 
   return rel.generic_string();
 }
 
-Result<json> RunAnalyser(const Options& options, const fs::path& file, const Target& target) {
+// The target's structure and the ast's own choice (ast_analyzer.py).
+Result<json> RunAstSkeleton(const Options& options, const fs::path& file, const Target& target) {
   json request = {{"file", file.string()}};
   if (target.function) request["function"] = *target.function;
   if (target.line) request["line"] = *target.line;
@@ -88,45 +89,6 @@ Result<json> RunAnalyser(const Options& options, const fs::path& file, const Tar
         .WithHint("check the line or function name against the worktree's code");
   }
   return out;
-}
-
-json AttemptRecord(const std::string& analyser, const std::string& target, const Status& s) {
-  json record = {{"analyser", analyser}, {"target", target}, {"ok", s.ok()}};
-  if (s.ok()) return record;
-  record["kind"] = ErrorKindName(s.kind());
-  record["message"] = s.message();
-  if (!s.hint().empty()) record["hint"] = s.hint();
-  json evidence = json::object();
-  for (const auto& e : s.evidence()) evidence[e.name] = e.value;
-  if (!evidence.empty()) record["evidence"] = evidence;
-  return record;
-}
-
-// The chain's decision for one target: {analyser, analysis}, or nullopt while an analyser
-// waits for the client (kInputRequired). Every try is appended to `attempts`.
-Result<std::optional<std::pair<std::string, json>>> Decide(const std::vector<std::shared_ptr<CodeAnalyser>>& chain,
-                                                          const Options& options, const Question& question,
-                                                          json& attempts) {
-  Status last = Internal("no analyser was tried");
-  for (const auto& analyser : chain) {
-    if (!analyser->usable()) {
-      attempts.push_back({{"analyser", analyser->name()}, {"target", question.target}, {"ok", false},
-                          {"skipped", "it failed on an earlier target"}});
-      continue;
-    }
-    auto result = analyser->Analyse(question, options.cancel);
-    if (result.ok()) {
-      attempts.push_back(AttemptRecord(analyser->name(), question.target, Status::Ok()));
-      return std::optional<std::pair<std::string, json>>(std::make_pair(analyser->name(), std::move(*result)));
-    }
-    Status s = std::move(result).take_status();
-    if (s.kind() == ErrorKind::kCancelled) return s;
-    if (s.kind() == ErrorKind::kInputRequired) return std::optional<std::pair<std::string, json>>();
-    attempts.push_back(AttemptRecord(analyser->name(), question.target, s));
-    if (!options.fall_back) return std::move(s).Context(analyser->name() + " analysis of " + question.target);
-    last = std::move(s).Context(analyser->name() + " analysis of " + question.target);
-  }
-  return std::move(last).Context("every analyser failed (see attempts)").WithEvidence("attempts", attempts.dump());
 }
 
 std::string Quote(const std::string& s) { return json(s).dump(); }  // a valid Python string literal
@@ -327,15 +289,17 @@ Result<json> Analyze(const Options& options) {
     PARITY_ASSIGN_OR_RETURN(std::string bytes, ReadBytes(options.worktree / rel));
     Question question{rel, bytes, rel + (t.line ? ":" + std::to_string(*t.line) : ""), json()};
     if (t.function) question.target = rel + ":" + *t.function;
-    PARITY_ASSIGN_OR_RETURN(question.skeleton, RunAnalyser(options, options.worktree / rel, t));
-    PARITY_ASSIGN_OR_RETURN(auto decision, Decide(chain, options, question, out["attempts"]));
+    PARITY_ASSIGN_OR_RETURN(question.skeleton, RunAstSkeleton(options, options.worktree / rel, t));
+    PARITY_ASSIGN_OR_RETURN(auto decision, Decide(chain, options.fall_back, question, options.cancel, out["attempts"]));
     if (!decision) {
       if (!waiting) waiting = Status(ErrorKind::kInputRequired, "waiting for the client's sampling answers");
       continue;
     }
-    auto& [who, analysis] = *decision;
-    if (std::find(deciders.begin(), deciders.end(), who) == deciders.end()) deciders.push_back(who);
-    json item = {{"file", rel}, {"sha256", Sha256Hex(bytes)}, {"analyser", who}, {"analysis", analysis}};
+    if (std::find(deciders.begin(), deciders.end(), decision->analyser) == deciders.end()) {
+      deciders.push_back(decision->analyser);
+    }
+    json item = {{"file", rel}, {"sha256", Sha256Hex(bytes)}, {"analyser", decision->analyser},
+                 {"analysis", std::move(decision->analysis)}};
     item["target"] = {{"file", t.file}};
     if (t.line) item["target"]["line"] = *t.line;
     if (t.function) item["target"]["function"] = *t.function;

@@ -131,15 +131,6 @@ std::string Unfenced(const std::string& text) {
   return text.substr(body + 1, last - body - 1);
 }
 
-class AstAnalyser : public CodeAnalyser {
- public:
-  const std::string& name() const override { return name_; }
-  Result<json> Analyse(const Question& q, const CancellationToken&) override { return q.skeleton; }
-
- private:
-  std::string name_ = "python-ast";
-};
-
 class LlmAnalyser : public CodeAnalyser {
  public:
   LlmAnalyser(std::string name, Completer complete) : name_(std::move(name)), complete_(std::move(complete)) {}
@@ -230,8 +221,6 @@ Result<json> ApplyAnswer(const Question& q, const std::string& text) {
                                                  "answer.outputs", "a value " + line + " writes or reads"));
   return out;
 }
-
-std::shared_ptr<CodeAnalyser> MakeAstAnalyser() { return std::make_shared<AstAnalyser>(); }
 
 std::shared_ptr<CodeAnalyser> MakeLlmAnalyser(std::string name, Completer complete) {
   return std::make_shared<LlmAnalyser>(std::move(name), std::move(complete));

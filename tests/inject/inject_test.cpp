@@ -103,6 +103,27 @@ TEST_F(InjectTest, InjectedProbesRunUnderTorchAndRevertRestoresBytes) {
   for (std::string line; std::getline(st, line);) EXPECT_NE(line.find("__pycache__"), std::string::npos) << line;
 }
 
+// A comprehension's variable does not exist before the statement: probing it would raise
+// NameError in the training.
+TEST_F(InjectTest, ComprehensionVariablesAreNotInputs) {
+  std::ofstream(worktree_ / "pkg/extra.py", std::ios::binary)
+      << "import torch\nbatch = {'items': [torch.ones(2), torch.zeros(2)]}\n"
+         "ys = [v * 2 for v in batch['items'] if v.sum() > 0]\nprint('ok', len(ys))\n";
+  auto a = Analyze(Opts({{"pkg/extra.py", 3, std::nullopt, false}}));
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ((*a)["targets"][0]["analysis"]["inputs"], json({"batch"}));
+  EXPECT_EQ((*a)["targets"][0]["analysis"]["candidates"]["reads"], json({"batch['items']", "batch"}));
+  ASSERT_TRUE(Inject(Opts({{"pkg/extra.py", 3, std::nullopt, false}})).ok());
+  ProcessResult run = RunCmd({"/usr/bin/python3", "pkg/extra.py"}, worktree_);
+  EXPECT_TRUE(run.success()) << run.err;
+  std::vector<std::string> top;  // the probed values themselves, not their elements
+  for (const json& p : ProbeLines(run.out)) {
+    if (p["name"].get<std::string>().find('[') == std::string::npos) top.push_back(p["when"].get<std::string>() + " " + p["name"].get<std::string>());
+  }
+  EXPECT_EQ(top, (std::vector<std::string>{"before batch", "after ys"})) << run.out;
+  ASSERT_TRUE(Revert(worktree_, false).ok());
+}
+
 TEST_F(InjectTest, RefusesWhenTheFileChangedSinceAnalysisOrTheLineIsMissing) {
   Options o = Opts({{"pkg/model.py", 18, std::nullopt, false}});
   o.expected_sha256["pkg/model.py"] = Sha256Hex("something else");
