@@ -182,6 +182,18 @@ TEST_F(AnalyserTest, Http500IsRetriedThenFallsBackOrFailsWithStatusAndBody) {
   ExpectRequestsWellFormed();
 }
 
+TEST_F(AnalyserTest, A429IsRetriedAndTheRetryCanSucceed) {
+  server_->Respond([](int n) {
+    if (n == 1) return FakeChatServer::Reply{429, R"({"error": {"message": "rate limited"}})", "", {}};
+    return FakeChatServer::Reply{200, "", R"({"inputs": ["x"], "outputs": ["h"]})", {}};
+  });
+  auto r = Call(Args("analyze", "deepseek"));
+  ASSERT_FALSE(r.is_error) << r.content.dump();
+  EXPECT_EQ(server_->requests(), 2);
+  EXPECT_EQ(r.structured["targets"][0]["analysis"]["model_answer"]["attempts"], 2);
+  ExpectRequestsWellFormed();
+}
+
 TEST_F(AnalyserTest, Http401IsNotRetriedAndTheKeyIsNotEchoed) {
   // The body echoes the key, as some gateways do; the excerpt must not carry it.
   server_->Respond([](int) {
