@@ -44,8 +44,8 @@ Result<std::string> Render(const std::string& name, const std::map<std::string, 
   return out;
 }
 
-// Lines [start, end] of the source, each prefixed with its number.
-std::string Numbered(const std::string& source, int start, int end) {
+// Lines [start, end] of the source, each prefixed with its number; the target line marked ">".
+std::string Numbered(const std::string& source, int start, int end, int target) {
   std::string out;
   int number = 1;
   for (size_t at = 0; at <= source.size() && number <= end; ++number) {
@@ -54,7 +54,8 @@ std::string Numbered(const std::string& source, int start, int end) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (number >= start) {
       std::string n = std::to_string(number);
-      out += std::string(n.size() < 5 ? 5 - n.size() : 0, ' ') + n + "  " + line + "\n";
+      if (!out.empty()) out += "\n";
+      out += std::string(n.size() < 5 ? 5 - n.size() : 0, ' ') + n + (number == target ? " > " : "   ") + line;
     }
     if (nl == std::string::npos) break;
     at = nl + 1;
@@ -171,8 +172,9 @@ Result<LlmPrompt> BuildPrompt(const Question& q) {
   const json& k = q.skeleton;
   if (!k.is_object() || !k.contains("context")) return Internal("the ast skeleton of " + q.target + " has no context span");
   int start = k["context"].value("start", 1), end = k["context"].value("end", 1);
-  std::map<std::string, std::string> values = {{"file", q.file}, {"source", Numbered(q.source, start, end)},
-                                               {"line", std::to_string(k.value("line", 0))}};
+  const int line = k.value("line", 0);
+  std::map<std::string, std::string> values = {{"file", q.file}, {"source", Numbered(q.source, start, end, line)},
+                                               {"line", std::to_string(line)}};
   LlmPrompt prompt;
   PARITY_ASSIGN_OR_RETURN(prompt.system, Render("system.md", {}));
   if (IsFunction(k)) {

@@ -338,7 +338,7 @@ TEST_F(AnalyserTest, FunctionAnswersAreCheckedAgainstTheFunction) {
   Question q{"pkg/model.py", ReadAll(worktree_ / "pkg/model.py"), "pkg/model.py:scale", (*ast)["targets"][0]["analysis"]};
   auto prompt = BuildPrompt(q);
   ASSERT_TRUE(prompt.ok()) << prompt.status().ToString();
-  EXPECT_NE(prompt->user.find("    6  def scale(x, factor=2.0):"), std::string::npos) << prompt->user;
+  EXPECT_NE(prompt->user.find("    6 > def scale(x, factor=2.0):\n    7       y = x * factor"), std::string::npos) << prompt->user;
   EXPECT_NE(prompt->user.find("[\"y, factor\"]"), std::string::npos) << prompt->user;
 
   auto good = ApplyAnswer(q, R"({"params": ["x"], "returns": ["return y, factor"]})");
