@@ -184,10 +184,17 @@ Result<RunComparison> CompareRuns(const ParseResult& baseline, const ParseResult
   RunComparison out;
   out.preset = std::move(preset);
   out.common_steps_only = common_steps_only;
+  const bool have_probes = baseline.probes.any() || candidate.probes.any();
+  if (have_probes) out.probes = CompareProbes(baseline.probes, candidate.probes, criteria.probe_tolerance);
+  std::vector<std::string> skipped;
   for (const auto& c : criteria.metrics) {
     out.bitwise = out.bitwise || c.bitwise;
     const MetricResult* b = baseline.Find(c.metric);
     const MetricResult* v = candidate.Find(c.metric);
+    if (!b && !v && have_probes) {
+      skipped.push_back(c.metric);
+      continue;
+    }
     for (auto [side, r, m] : {std::tuple{"baseline", &baseline, b}, std::tuple{"candidate", &candidate, v}}) {
       if (m) continue;
       return FailedPrecondition("metric '" + c.metric + "' is not in the " + side + " (" + r->path +
@@ -203,6 +210,13 @@ Result<RunComparison> CompareRuns(const ParseResult& baseline, const ParseResult
                           " steps logged by only one run were not compared");
     }
     out.metrics.push_back(std::move(compared).value());
+  }
+  if (!skipped.empty()) {
+    out.notes.push_back("neither log prints " + Join(skipped, " or ") + "; only the probes were compared for them");
+  }
+  if (out.probes) {
+    out.notes.push_back(out.probes->Summary());
+    for (const auto& n : out.probes->notes) out.notes.push_back("probes: " + n);
   }
   if (baseline.errors_total > 0) out.notes.push_back(ErrorNote("baseline", baseline));
   if (candidate.errors_total > 0) out.notes.push_back(ErrorNote("candidate", candidate));
@@ -224,7 +238,12 @@ Result<RunComparison> CompareRuns(const ParseResult& baseline, const ParseResult
       }
     }
   }
-  if (out.verdict == Verdict::kPass) {
+  if (out.metrics.empty() && out.probes) {
+    // Only probes: nothing to pass or fail on the metrics.
+    out.verdict = Verdict::kInconclusive;
+    out.reason = "no metric was compared (neither log prints " + Join(skipped, " or ") + "); " +
+                 out.probes->Summary();
+  } else if (out.verdict == Verdict::kPass) {
     std::vector<std::string> names;
     for (const auto& m : out.metrics) names.push_back(m.metric);
     bool identical = true, full = true;
@@ -246,18 +265,20 @@ nlohmann::json CompareReportJson(const std::string& case_name, const ParseResult
                                  const ParseResult& candidate, const RunComparison& c) {
   json metrics = json::object();
   for (const auto& m : c.metrics) metrics[m.metric] = MetricJson(m);
-  return {{"schema", "parity.compare/1"},
-          {"case", case_name},
-          {"verdict", VerdictName(c.verdict)},
-          {"verdict_reason", c.reason},
-          {"preset", c.preset ? json(*c.preset) : json(nullptr)},
-          {"mode", c.bitwise ? "bitwise" : "tolerance"},
-          {"steps", c.common_steps_only ? "common" : "strict"},
-          {"baseline", Side(baseline)},
-          {"candidate", Side(candidate)},
-          {"metrics", std::move(metrics)},
-          {"notes", c.notes},
-          {"csv", "diff_summary.csv"}};
+  json report = {{"schema", "parity.compare/1"},
+                 {"case", case_name},
+                 {"verdict", VerdictName(c.verdict)},
+                 {"verdict_reason", c.reason},
+                 {"preset", c.preset ? json(*c.preset) : json(nullptr)},
+                 {"mode", c.bitwise ? "bitwise" : "tolerance"},
+                 {"steps", c.common_steps_only ? "common" : "strict"},
+                 {"baseline", Side(baseline)},
+                 {"candidate", Side(candidate)},
+                 {"metrics", std::move(metrics)},
+                 {"notes", c.notes},
+                 {"csv", "diff_summary.csv"}};
+  if (c.probes) report["probes"] = ProbeComparisonJson(*c.probes);
+  return report;
 }
 
 Status WriteCompareReport(const std::filesystem::path& dir, const nlohmann::json& report,

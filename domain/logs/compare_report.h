@@ -13,6 +13,7 @@
 #include "domain/logs/compare.h"
 #include "domain/logs/log_parser.h"
 #include "domain/logs/presets.h"
+#include "domain/logs/probe_compare.h"
 #include "support/status.h"
 
 namespace parity::logs {
@@ -25,10 +26,15 @@ struct RunComparison {
   bool common_steps_only = false;
   std::vector<MetricComparison> metrics;
   std::vector<std::string> notes;  // log errors, missing success markers, dropped steps
+  // inject_prints' probes, when either log has PARITY_PROBE lines: evidence beside the
+  // metrics' verdict, which they do not change.
+  std::optional<ProbeComparison> probes;
 };
 
 // Errors: a metric missing on one side (names the side, its path and what it has), steps
-// that differ (CompareSeries).
+// that differ (CompareSeries). When either log has probes, a metric missing on both sides
+// is skipped with a note (a short instrumented run may print no metrics); with no metric
+// left the verdict is INCONCLUSIVE and the probes are the evidence.
 Result<RunComparison> CompareRuns(const ParseResult& baseline, const ParseResult& candidate,
                                   const Criteria& criteria, std::optional<std::string> preset,
                                   bool common_steps_only);

@@ -35,6 +35,7 @@ enum NeedleId : int {
   kDeepSpeedAnchor,
   kHfAnchor,
   kNul,
+  kProbe,
   kErrorBase = 100,
   kSuccessBase = 200,
   kKeywordBase = 300,
@@ -172,6 +173,7 @@ class TextLogParser {
       needles.push_back({"step=", kDeepSpeedAnchor, 3});
     if (want_format({LogFormat::kHfTrainer})) needles.push_back({"{'", kHfAnchor, 0});
     needles.push_back({std::string(1, '\0'), kNul, 0});
+    needles.push_back({std::string(kProbeMarker), kProbe, -1});
     const auto& errors = ErrorNeedles();
     for (size_t i = 0; i < errors.size(); ++i)
       needles.push_back({errors[i].text, kErrorBase + int(i), errors[i].anchor});
@@ -195,6 +197,7 @@ class TextLogParser {
       if (binary_lines_++ == 0) first_binary_line_ = n;
       return line_end;
     }
+    if (id == kProbe) return HandleProbe(line);
     if (id >= kErrorBase && id < kSuccessBase) return HandleError(line, at, line_end);
     if (id >= kSuccessBase && id < kKeywordBase) {
       const int64_t n = LineNumberAt(line_start);
@@ -203,12 +206,34 @@ class TextLogParser {
       success_text_ = Truncate(clean_);
       return at + 1;
     }
-    // A format anchor or a keyword: the whole line is read once, then skipped.
-    HandleMetricLine(line);
+    // A format anchor or a keyword: the whole line is read once, then skipped. An anchor
+    // in a probe line's prefix must not hide the probe (the rare non-metric hit pays).
+    if (!HandleMetricLine(line) && HasProbeMarker(line)) return HandleProbe(line);
     return line_end;
   }
 
+  static bool HasProbeMarker(std::string_view line) {
+    return memmem(line.data(), line.size(), kProbeMarker.data(), kProbeMarker.size()) != nullptr;
+  }
+
+  // A PARITY_PROBE line (inject_prints): kept whole, or counted as malformed with its line
+  // number; never an error or a metric line itself.
+  const char* HandleProbe(std::string_view line) {
+    const int64_t n = LineNumberAt(line.data());
+    const std::string_view clean = Clean(line);
+    const RankPrefix prefix = SplitRankPrefix(clean);
+    std::string error;
+    if (auto record = ReadProbeLine(clean, prefix.rank, n, error)) {
+      probes_.Add(std::move(*record));
+    } else {
+      Warn("malformed_probe", "line " + std::to_string(n) + ": PARITY_PROBE line not read: " + error, n);
+      probes_.AddMalformed(n, std::move(error));
+    }
+    return line.data() + line.size();
+  }
+
   const char* HandleError(std::string_view line, const char* at, const char* line_end) {
+    if (HasProbeMarker(line)) return HandleProbe(line);
     StripAnsi(line, clean_);
     auto kind = ClassifyErrorLine(clean_);
     if (!kind) return at + 1;
@@ -318,12 +343,13 @@ class TextLogParser {
     return fallback_->rank == rank ? fallback_.get() : nullptr;
   }
 
-  void HandleMetricLine(std::string_view line) {
+  // Whether the line was a metric line (of any rank).
+  bool HandleMetricLine(std::string_view line) {
     const RankPrefix prefix = SplitRankPrefix(line);
     // Cheap rejection of other ranks before any copying.
     if (prefix.rank && !WantRank(*prefix.rank)) {
       ranks_seen_.insert(*prefix.rank);
-      return;
+      return true;
     }
     const std::string_view clean = Clean(prefix.rest);
     line_.Clear();
@@ -353,8 +379,9 @@ class TextLogParser {
         keyword_lines_ = true;
       }
     }
-    if (line_.metrics.empty()) return;
+    if (line_.metrics.empty()) return is_metric_line;
     Record(prefix.rank, line.data(), clean);
+    return true;
   }
 
   // `clean` is the line as read (ANSI-free); the metric names may view into it.
@@ -445,6 +472,7 @@ class TextLogParser {
   std::map<std::string, int64_t> error_counts_;
   std::vector<ParseWarning> warnings_;
   std::map<std::string, int64_t> warning_counts_;
+  ProbeLog probes_;
 };
 
 std::string DescribeFormat(LogFormat format, int loss_decimals, bool deepspeed_lines) {
@@ -571,6 +599,14 @@ ParseResult TextLogParser::Finish(ParseResult result) {
   result.errors_total = errors_total_;
   result.error_counts = std::move(error_counts_);
   FillCoverage(result, options_, chosen->total_steps, warnings_);
+  if (probes_.dropped > 0) {
+    warnings_.push_back({"probe_limit",
+                         std::to_string(probes_.dropped) + " PARITY_PROBE lines beyond the first " +
+                             std::to_string(ProbeLog::kMaxProbeRecords) +
+                             " were counted but not kept; probe fewer calls (inject_prints' calls option)",
+                         std::nullopt});
+  }
+  result.probes = std::move(probes_);
   result.warnings = std::move(warnings_);
   return result;
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "domain/logs/probe_line.h"
 #include "domain/logs/series.h"
 #include "support/cancel.h"
 #include "support/status.h"
@@ -103,6 +104,8 @@ struct ParseResult {
   int64_t errors_total = 0;
   std::map<std::string, int64_t> error_counts;
   std::vector<ParseWarning> warnings;
+  // inject_prints' PARITY_PROBE lines, found in the same pass (every rank's).
+  ProbeLog probes;
 
   const MetricResult* Find(const std::string& name) const;
 };

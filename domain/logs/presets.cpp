@@ -39,6 +39,7 @@ Result<Criteria> BuildCriteria(const CriteriaRequest& request) {
   }
 
   out.require_success_marker = preset == "precision-comparer";
+  out.probe_tolerance = request.tolerance;
   for (const auto& metric : metrics) {
     MetricCriteria c;
     c.metric = metric;

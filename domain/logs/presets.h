@@ -30,6 +30,9 @@ struct CriteriaRequest {
 struct Criteria {
   std::vector<MetricCriteria> metrics;
   bool require_success_marker = false;
+  // The user's own `tolerance`, if any: probe statistics are reported against it (probe
+  // equality itself stays bitwise).
+  std::optional<Tolerance> probe_tolerance;
 };
 
 const std::vector<std::string>& PresetNames();

@@ -67,6 +67,51 @@ Result<double> ValueFromJson(const json& v, const std::string& where) {
   return InvalidArgument(where + ": expected a number or \"nan\" / \"inf\" / \"-inf\", got " + v.dump());
 }
 
+json ProbesToJson(const ProbeLog& probes, bool include_records) {
+  json malformed = json::array();
+  for (const auto& m : probes.malformed) malformed.push_back({{"line", m.line}, {"error", m.error}});
+  json j = {{"count", probes.records.size()},
+            {"malformed_count", probes.malformed_total},
+            {"malformed", std::move(malformed)},
+            {"dropped", probes.dropped}};
+  if (include_records) {
+    json records = json::array();
+    for (const auto& r : probes.records) records.push_back({{"line", r.line}, {"record", r.record}});
+    j["records"] = std::move(records);
+  }
+  return j;
+}
+
+// parse_log's "probes" back; records are needed to compare them.
+Status ProbesFromJson(const json& v, const std::string& where, ProbeLog& out) {
+  if (!v.is_object()) return InvalidArgument(where + ": expected object");
+  if (v.value("count", 0) > 0 && !v.contains("records"))
+    return InvalidArgument(where + ": needs \"records\" to compare the probes; run parse_log with series=true");
+  if (v.contains("records")) {
+    const json& records = v["records"];
+    if (!records.is_array()) return InvalidArgument(where + ".records: expected array");
+    for (size_t i = 0; i < records.size(); ++i) {
+      const std::string at = where + ".records[" + std::to_string(i) + "]";
+      const json& r = records[i];
+      if (!r.is_object() || !r.contains("line") || !r["line"].is_number_integer() || !r.contains("record"))
+        return InvalidArgument(at + ": expected {\"line\": integer, \"record\": object}");
+      std::string error;
+      auto record = ProbeFromRecord(r["record"], std::nullopt, r["line"].get<int64_t>(), error);
+      if (!record) return InvalidArgument(at + ".record: " + error);
+      out.Add(std::move(*record));
+    }
+  }
+  if (v.contains("malformed") && v["malformed"].is_array()) {
+    for (const json& m : v["malformed"]) {
+      if (m.is_object()) out.AddMalformed(m.value("line", int64_t{0}), m.value("error", std::string()));
+    }
+  }
+  const int64_t total = v.value("malformed_count", out.malformed_total);
+  if (total > out.malformed_total) out.malformed_total = total;
+  out.dropped = v.value("dropped", int64_t{0});
+  return Status::Ok();
+}
+
 }  // namespace
 
 json ValueToJson(double v) {
@@ -121,6 +166,7 @@ json ParseResultToJson(const ParseResult& r, bool include_series) {
       {"warnings", std::move(warnings)},
   };
   if (!r.sha256.empty()) j["sha256"] = r.sha256;
+  if (r.probes.any()) j["probes"] = ProbesToJson(r.probes, include_series);
   return j;
 }
 
@@ -182,6 +228,7 @@ Result<ParseResult> ParseResultFromJson(const json& v, const std::string& where)
       out.non_finite = CountNonFinite(out.series);
       r.metrics.push_back(std::move(out));
     }
+    if (v.contains("probes")) PARITY_RETURN_IF_ERROR(ProbesFromJson(v["probes"], where + ".probes", r.probes));
   } catch (const json::exception& e) {
     return InvalidArgument(where + ": " + e.what());
   }

@@ -171,14 +171,21 @@ mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
   e.outcome = {{"status", "ok"}, {"verdict", report["verdict"]}, {"message", report["verdict_reason"]},
                {"baseline_sha256", report["baseline"]["sha256"]}, {"candidate_sha256", report["candidate"]["sha256"]},
                {"mode", report["mode"]}, {"steps", report["steps"]}};
+  if (comparison->probes) {
+    const auto& probes = report["probes"];
+    e.outcome["probes"] = {{"matched", probes["matched"]}, {"divergent_count", probes["divergent_count"]},
+                           {"first_divergent", probes["first_divergent"].is_null() ? json(nullptr)
+                                                                                  : probes["first_divergent"]["key"]}};
+  }
   auto id = ledger::Append(report_dir, e);
   if (!id.ok()) return mcp::ToolResult::Error(std::move(id).take_status().Context("recording the comparison in the ledger"));
 
   report["report"] = (case_dir / "report.json").string();
   report["csv_path"] = (case_dir / "diff_summary.csv").string();
   report["ledger_entry"] = *id;
-  const std::string summary = std::string("compare_logs: ") + logs::VerdictName(comparison->verdict) + " — " +
-                              comparison->reason + "\nreport: " + report["report"].get<std::string>();
+  std::string summary = std::string("compare_logs: ") + logs::VerdictName(comparison->verdict) + " — " +
+                        comparison->reason + "\nreport: " + report["report"].get<std::string>();
+  if (comparison->probes) summary += "\n" + comparison->probes->Summary();
   return mcp::ToolResult::Structured(std::move(report), summary);
 }
 
@@ -196,7 +203,9 @@ mcp::Tool MakeCompareLogsTool() {
       "is PASS, FAIL (with the offending steps and values) or INCONCLUSIVE when the printed decimals cannot "
       "resolve the tolerance (then read TensorBoard events or raise the log's precision). Runs that do not "
       "cover the same steps are an error naming both ranges. Writes <report_dir>/<case>/report.json and "
-      "diff_summary.csv and records a ledger entry.";
+      "diff_summary.csv and records a ledger entry. When either log has inject_prints' PARITY_PROBE lines, "
+      "\"probes\" pairs them (id|when|name|call|rank, baseline order) and names the first probe whose hash "
+      "differs, with both records; a log with probes but no metric lines gives INCONCLUSIVE plus the probes.";
   tool.spec.input_schema = CompareLogsInputSchema();
   tool.spec.output_schema = CompareLogsOutputSchema();
   tool.spec.annotations.read_only = false;

@@ -24,6 +24,57 @@ json RunSchema(const char* side) {
                               "parse_log's files (with series)."}};
 }
 
+// One divergent probe pair (docs/CONTRACTS.md §3, "probes").
+json ProbeDivergenceSchema() {
+  const json str = {{"type", "string"}};
+  return {{"type", "object"},
+          {"required", {"key", "id", "site", "when", "name", "call", "rank", "fields", "baseline", "candidate"}},
+          {"properties",
+           {{"key", str},
+            {"id", str},
+            {"site", str},
+            {"when", {{"type", "string"}, {"enum", {"before", "after", "entry", "return"}}}},
+            {"name", str},
+            {"call", {{"type", "integer"}}},
+            {"rank", {{"type", {"integer", "null"}}}},
+            {"fields", {{"type", "array"}, {"items", str}}},
+            {"baseline", {{"type", "object"}}},
+            {"candidate", {{"type", "object"}}},
+            {"baseline_line", {{"type", "integer"}}},
+            {"candidate_line", {{"type", "integer"}}},
+            {"note", {{"type", {"string", "null"}}}},
+            {"stats", {{"type", "object"}}},
+            {"stats_within_tolerance", {{"type", "boolean"}}}}}};
+}
+
+json ProbeComparisonSchema() {
+  const json keys = {{"type", "array"}, {"items", {{"type", "string"}}}};
+  return {{"type", "object"},
+          {"description", "inject_prints' PARITY_PROBE lines of both runs, paired on id|when|name|call|rank in "
+                          "baseline order; present when either log has any. Equality is bitwise (hash)."},
+          {"required", {"baseline_count", "candidate_count", "matched", "divergent_count", "first_divergent",
+                        "next_divergent", "unmatched_baseline", "unmatched_candidate", "malformed"}},
+          {"properties",
+           {{"baseline_count", {{"type", "integer"}}},
+            {"candidate_count", {{"type", "integer"}}},
+            {"matched", {{"type", "integer"}}},
+            {"divergent_count", {{"type", "integer"}}},
+            {"first_divergent", {{"oneOf", {{{"type", "null"}}, ProbeDivergenceSchema()}}}},
+            {"next_divergent", {{"type", "array"}, {"items", ProbeDivergenceSchema()}}},
+            {"unmatched_baseline", keys},
+            {"unmatched_candidate", keys},
+            {"unmatched_baseline_count", {{"type", "integer"}}},
+            {"unmatched_candidate_count", {{"type", "integer"}}},
+            {"malformed", {{"type", "array"},
+                           {"items", {{"type", "object"},
+                                      {"required", {"side", "line", "error"}},
+                                      {"properties", {{"side", {{"type", "string"}, {"enum", {"baseline", "candidate"}}}},
+                                                      {"line", {{"type", "integer"}}},
+                                                      {"error", {{"type", "string"}}}}}}}}},
+            {"malformed_count", {{"type", "integer"}}},
+            {"notes", keys}}}};
+}
+
 }  // namespace
 
 json CompareLogsInputSchema() {
@@ -79,7 +130,8 @@ json CompareLogsOutputSchema() {
             {"csv", {{"type", "string"}}},
             {"report", {{"type", "string"}}},
             {"csv_path", {{"type", "string"}}},
-            {"ledger_entry", {{"type", {"string", "null"}}}}}}};
+            {"ledger_entry", {{"type", {"string", "null"}}}},
+            {"probes", ProbeComparisonSchema()}}}};
 }
 
 }  // namespace parity::tools

@@ -26,6 +26,28 @@ json ParseLogInputSchema() {
           {"additionalProperties", false}};
 }
 
+namespace {
+
+// inject_prints' PARITY_PROBE lines found in the log (only when it has any).
+json ProbeLogSchema() {
+  return {{"type", "object"},
+          {"required", {"count", "malformed_count", "malformed", "dropped"}},
+          {"properties",
+           {{"count", {{"type", "integer"}}},
+            {"malformed_count", {{"type", "integer"}}},
+            {"malformed", {{"type", "array"},
+                           {"items", {{"type", "object"},
+                                      {"properties", {{"line", {{"type", "integer"}}}, {"error", {{"type", "string"}}}}}}}}},
+            {"dropped", {{"type", "integer"}}},
+            {"records", {{"type", "array"},
+                         {"items", {{"type", "object"},
+                                    {"required", {"line", "record"}},
+                                    {"properties", {{"line", {{"type", "integer"}}},
+                                                    {"record", {{"type", "object"}}}}}}}}}}}};
+}
+
+}  // namespace
+
 json ParsedFileSchema() {
   const json value = {{"type", {"number", "string"}}};
   const json opt_int = {{"type", {"integer", "null"}}};
@@ -83,7 +105,8 @@ json ParsedFileSchema() {
                                  {"required", {"code", "message"}},
                                  {"properties", {{"code", {{"type", "string"}}},
                                                  {"message", {{"type", "string"}}},
-                                                 {"line", {{"type", "integer"}}}}}}}}}}}};
+                                                 {"line", {{"type", "integer"}}}}}}}}},
+        {"probes", ProbeLogSchema()}}}};
 }
 
 json ParseLogOutputSchema() {
