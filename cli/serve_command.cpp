@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "cli/commands.h"
-#include "mcp-server/http_transport.h"
+#include "mcp-server/http_module.h"
 #include "mcp-server/stdio_transport.h"
 #include "prompts/prompts.h"
 #include "tools/all_tools.h"
@@ -102,7 +102,13 @@ int ServeCommand(const std::vector<std::string>& args) {
     if (!token.ok()) return Usage("--token-file: " + token.status().message());
     http_options.bearer_token = *token;
   }
-  mcp::HttpTransport transport(http_options);
+  // From parity-http.so: a stdio server never maps cpp-httplib (see mcp-server/http_module.h).
+  auto loaded = mcp::LoadHttpTransport(http_options);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "parity serve: %s\n", loaded.status().ToString().c_str());
+    return kExitFailure;
+  }
+  mcp::HttpTransport& transport = **loaded;
   Status bound = transport.Bind();
   if (!bound.ok()) {
     std::fprintf(stderr, "parity serve: %s\n", bound.ToString().c_str());
