@@ -282,13 +282,15 @@ Result<json> Analyze(const Options& options) {
               {"targets", json::array()}};
   std::vector<std::string> deciders;
   std::optional<Status> waiting;  // the first kInputRequired: asked, answered in a later round
-  for (const Target& t : options.targets) {
+  for (size_t index = 0; index < options.targets.size(); ++index) {
+    const Target& t = options.targets[index];
     if (options.cancel.cancelled()) return Cancelled();
     if (!t.line && !t.function) return InvalidArgument(t.file + ": a target needs a line or a function");
     PARITY_ASSIGN_OR_RETURN(std::string rel, RelativeInside(options.worktree, t.file));
     PARITY_ASSIGN_OR_RETURN(std::string bytes, ReadBytes(options.worktree / rel));
     Question question{rel, bytes, rel + (t.line ? ":" + std::to_string(*t.line) : ""), json()};
     if (t.function) question.target = rel + ":" + *t.function;
+    if (options.progress) options.progress(index, options.targets.size(), question.target);
     PARITY_ASSIGN_OR_RETURN(question.skeleton, RunAstSkeleton(options, options.worktree / rel, t));
     PARITY_ASSIGN_OR_RETURN(auto decision, Decide(chain, options.fall_back, question, options.cancel, out["attempts"]));
     if (!decision) {

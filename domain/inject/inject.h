@@ -10,6 +10,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -45,6 +46,8 @@ struct Options {
   // next one is tried; without, its failure is the error, with its evidence.
   bool fall_back = false;
   std::string requested = "ast";  // how the caller named its choice, echoed in the result
+  // Called before each target is analysed (a model may take a while): (index, count, target).
+  std::function<void(size_t, size_t, const std::string&)> progress;
   CancellationToken cancel;
 };
 

@@ -236,6 +236,18 @@ TEST_F(AnalyserTest, AFailedEndpointIsNotAskedAgainForTheNextTarget) {
   EXPECT_EQ(r.structured["targets"][1]["analyser"], "python-ast");
 }
 
+TEST_F(AnalyserTest, EachTargetIsReportedAsProgress) {
+  testing::FakeContext ctx(root_ / "report");
+  json args = Args("analyze", "ast");
+  args["targets"].push_back({{"file", "pkg/model.py"}, {"function", "scale"}});
+  ASSERT_FALSE(Call(args, &ctx).is_error);
+  auto steps = ctx.progress();
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].message, "analysing pkg/model.py:18");
+  EXPECT_EQ(steps[1].message, "analysing pkg/model.py:scale");
+  EXPECT_EQ(steps[1].total, 2.0);
+}
+
 TEST_F(AnalyserTest, AnOversizedReplyIsRefused) {
   server_->Respond([](int) { return FakeChatServer::Reply{200, std::string(8192, 'x'), "", {}}; });
   json args = Args("analyze", "deepseek");

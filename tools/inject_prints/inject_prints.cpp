@@ -228,6 +228,9 @@ mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
     auto chain = AnalyserChain(p, ctx);
     if (!chain.ok()) return mcp::ToolResult::Error(chain.status());
     o.analysers = std::move(*chain);
+    o.progress = [&ctx](size_t index, size_t count, const std::string& target) {
+      ctx.Progress(static_cast<double>(index), static_cast<double>(count), "analysing " + target);
+    };
     if (p.action == "analyze") {
       // Analysis only reads, but still only parity worktrees are looked at.
       Status guard = inject::CheckParityWorktree(worktree);
