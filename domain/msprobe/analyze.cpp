@@ -94,10 +94,14 @@ Status LoadFromDumps(const AnalyzeOptions& options, Loaded& loaded) {
   PARITY_ASSIGN_OR_RETURN(DumpFiles base_files, LocateDump(*options.baseline_dump, options.step, options.rank));
   PARITY_ASSIGN_OR_RETURN(DumpFiles cand_files, LocateDump(*options.candidate_dump, options.step, options.rank));
   if (options.cancel.cancelled()) return Cancelled();
-  auto base = ReadDumpJson(base_files.dump_json);
+  // One pool for both dumps: the compare matches names, dtypes and shapes by id.
+  ReadOptions read;
+  read.pool = std::make_shared<TextPool>();
+  DumpReader reader(read);
+  auto base = reader.Read(base_files.dump_json);
   if (!base.ok()) return std::move(base).take_status().Context("baseline dump");
   if (options.cancel.cancelled()) return Cancelled();
-  auto cand = ReadDumpJson(cand_files.dump_json);
+  auto cand = reader.Read(cand_files.dump_json);
   if (!cand.ok()) return std::move(cand).take_status().Context("candidate dump");
   loaded.baseline = std::move(base).value();
   loaded.candidate = std::move(cand).value();
@@ -143,7 +147,7 @@ Status LoadFromTable(const AnalyzeOptions& options, Loaded& loaded) {
       if (cell.empty() || cell == "N/A") continue;
       auto frames = ParsePyStrList(cell);
       if (!frames) continue;
-      const std::string& entry = loaded.input.entries[loaded.input.rows[i].entry];
+      std::string entry(loaded.input.entries[loaded.input.rows[i].entry]);
       loaded.csv_stacks.emplace(entry, std::move(*frames));
     }
   }
@@ -203,7 +207,7 @@ Result<json> AnalyzeFirstDiff(const AnalyzeOptions& options) {
   };
 
   if (diff.entry) {
-    const std::string& api = loaded.input.entries[*diff.entry];
+    const std::string api(loaded.input.entries[*diff.entry]);
     json first;
     first["api"] = api;
     first["verdict"] = diff.verdict;
@@ -248,11 +252,11 @@ Result<json> AnalyzeFirstDiff(const AnalyzeOptions& options) {
     out["first_divergence"] = nullptr;
   }
   json next = json::array();
-  for (uint32_t e : diff.next_entries) next.push_back(loaded.input.entries[e]);
+  for (uint32_t e : diff.next_entries) next.push_back(std::string(loaded.input.entries[e]));
   out["next_divergences"] = next;
   json noise = json::array();
   for (const auto& n : diff.noise) {
-    json item = {{"api", loaded.input.entries[n.entry]}, {"kind", n.kind}, {"row", loaded.input.describe(n.row)}};
+    json item = {{"api", std::string(loaded.input.entries[n.entry])}, {"kind", n.kind}, {"row", loaded.input.describe(n.row)}};
     item["explanation"] =
         n.kind == "inplace_input_crc"
             ? "an in-place op's input differs while its outputs match: msprobe hashes inputs in a background thread, "
@@ -262,7 +266,7 @@ Result<json> AnalyzeFirstDiff(const AnalyzeOptions& options) {
   }
   out["noise"] = noise;
   out["first_any_difference"] =
-      diff.first_any_difference ? json(loaded.input.entries[*diff.first_any_difference]) : json(nullptr);
+      diff.first_any_difference ? json(std::string(loaded.input.entries[*diff.first_any_difference])) : json(nullptr);
   const auto& c = diff.counts;
   uint64_t bench_unmatched = loaded.table ? loaded.table->bench_rows_unmatched : 0;
   out["counts"] = {{"rows", c.rows},

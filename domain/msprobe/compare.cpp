@@ -1,8 +1,11 @@
 #include "domain/msprobe/compare.h"
 
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstring>
+#include <deque>
+#include <optional>
 #include <unordered_map>
 
 #include "domain/msprobe/pyrepr.h"
@@ -20,18 +23,6 @@ const char* LevelName(Level level) {
 
 namespace {
 
-std::vector<std::string_view> SplitDots(std::string_view name) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  while (true) {
-    size_t dot = name.find('.', start);
-    parts.push_back(name.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
-  }
-  return parts;
-}
-
 bool AllDigits(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s) {
@@ -40,26 +31,24 @@ bool AllDigits(std::string_view s) {
   return true;
 }
 
-std::string Join(const std::vector<std::string_view>& parts, size_t begin, size_t end) {
-  std::string out;
-  for (size_t i = begin; i < end; ++i) {
-    if (i > begin) out += '.';
-    out += parts[i];
-  }
-  return out;
-}
-
 // msprobe's compare key per entry: the name, with a backward entry's call number replaced
 // by how many backward calls of the same op came before it (recompute-safe matching);
 // empty when msprobe would skip the entry (name not in forward/backward/parameters_grad form).
-std::vector<std::string> EntryKeys(const Dump& dump) {
-  std::vector<std::string> keys(dump.entries.size());
-  std::unordered_map<std::string, int> backward_count;
+// Rewritten keys live in `owned`.
+std::vector<std::string_view> EntryKeys(const Dump& dump, std::deque<std::string>& owned) {
+  std::vector<std::string_view> keys(dump.entries.size());
+  std::unordered_map<std::string_view, int> backward_count;
   for (size_t i = 0; i < dump.entries.size(); ++i) {
-    const std::string& name = dump.entries[i].name;
-    auto parts = SplitDots(name);
-    std::string_view last = parts.back();
-    std::string_view second = parts.size() >= 2 ? parts[parts.size() - 2] : std::string_view();
+    std::string_view name = dump.entries[i].name;
+    size_t last_dot = name.rfind('.');
+    std::string_view last = last_dot == std::string_view::npos ? name : name.substr(last_dot + 1);
+    size_t prev_dot = last_dot == std::string_view::npos || last_dot == 0 ? std::string_view::npos
+                                                                          : name.rfind('.', last_dot - 1);
+    std::string_view second;
+    if (last_dot != std::string_view::npos) {
+      size_t from = prev_dot == std::string_view::npos ? 0 : prev_dot + 1;
+      second = name.substr(from, last_dot - from);
+    }
     if (last == "parameters_grad" || second == "parameters_grad") {
       keys[i] = name;
       continue;
@@ -68,17 +57,18 @@ std::vector<std::string> EntryKeys(const Dump& dump) {
     bool backward = last == "backward" || second == "backward";
     if (forward && backward) backward = false;  // msprobe tests forward first
     if (!forward && !backward) continue;
-    if (parts.size() <= 2) continue;
-    std::string op_no_number = Join(parts, 0, parts.size() - 2);
+    if (prev_dot == std::string_view::npos) continue;  // two parts or fewer
     if (forward) {
       keys[i] = name;
       continue;
     }
+    std::string_view op_no_number = name.substr(0, prev_dot);
     int order = backward_count[op_no_number]++;
     std::string head(second), tail(last);
     if (AllDigits(head)) head = std::to_string(order);
     if (AllDigits(tail)) tail = std::to_string(order);
-    keys[i] = op_no_number + "." + head + "." + tail;
+    owned.push_back(std::string(op_no_number) + "." + head + "." + tail);
+    keys[i] = owned.back();
   }
   return keys;
 }
@@ -214,18 +204,18 @@ std::string TableStat(const Dump& dump, const StatValue& v) {
 }
 
 // Whether two statistics print the same in msprobe's table, without printing them.
-bool SameStat(const Dump& a, const StatValue& x, const Dump& b, const StatValue& y) {
+bool SameStat(const CompareTable& t, const StatValue& x, const StatValue& y) {
   if (x.kind != y.kind) {
     if (x.kind == StatValue::Kind::kNone || y.kind == StatValue::Kind::kNone) {
       const StatValue& text = x.kind == StatValue::Kind::kText ? x : y;
-      const Dump& d = x.kind == StatValue::Kind::kText ? a : b;
+      const Dump& d = x.kind == StatValue::Kind::kText ? *t.npu : *t.bench;
       return text.kind == StatValue::Kind::kText && d.Text(text.text) == "None";
     }
-    return TableStat(a, x) == TableStat(b, y);
+    return TableStat(*t.npu, x) == TableStat(*t.bench, y);
   }
   switch (x.kind) {
     case StatValue::Kind::kNone: return true;
-    case StatValue::Kind::kText: return a.Text(x.text) == b.Text(y.text);
+    case StatValue::Kind::kText: return t.SameText(x.text, y.text);
     case StatValue::Kind::kNumber:
       if (std::isnan(x.number) || std::isnan(y.number)) return std::isnan(x.number) && std::isnan(y.number);
       return x.integral == y.integral && std::memcmp(&x.number, &y.number, sizeof(double)) == 0;
@@ -233,28 +223,37 @@ bool SameStat(const Dump& a, const StatValue& x, const Dump& b, const StatValue&
   return false;
 }
 
+// A finite number's table text (Dump::StatString) into `buf`, without allocating.
+size_t NumberText(const StatValue& v, char (&buf)[kPyFloatReprMax]) {
+  if (v.integral && std::abs(v.number) < 9.007199254740992e15) {
+    auto [end, ec] = std::to_chars(buf, buf + kPyFloatReprMax, static_cast<long long>(v.number));
+    return static_cast<size_t>(end - buf);
+  }
+  return PyFloatReprInto(v.number, buf);
+}
+
 }  // namespace
 
 std::string CompareTable::NpuStat(const CompareRow& r, int stat) const {
-  return TableStat(*npu, NpuRow(r).stats[stat]);
+  return TableStat(*npu, NpuRow(r).stat(stat));
 }
 
 std::string CompareTable::BenchStat(const CompareRow& r, int stat) const {
   const Row* b = BenchRow(r);
   if (!b) return "N/A";
-  return TableStat(*bench, b->stats[stat]);
+  return TableStat(*bench, b->stat(stat));
 }
 
 bool CompareTable::SameStatAt(const CompareRow& r, int stat) const {
   const Row* b = BenchRow(r);
-  return b && SameStat(*npu, NpuRow(r).stats[stat], *bench, b->stats[stat]);
+  return b && SameStat(*this, NpuRow(r).stat(stat), b->stat(stat));
 }
 
 bool CompareTable::Identical(const CompareRow& r) const {
   const Row* b = BenchRow(r);
   if (!b) return false;
   const Row& n = NpuRow(r);
-  if (npu->Text(n.dtype) != bench->Text(b->dtype) || npu->Text(n.shape) != bench->Text(b->shape)) return false;
+  if (!SameText(n.dtype, b->dtype) || !SameText(n.shape, b->shape)) return false;
   if (mode == DumpMode::kMd5) {
     if (n.md5_text == 0 && b->md5_text == 0) return n.has_md5 == b->has_md5 && n.md5 == b->md5;
     return npu->Md5String(n) == bench->Md5String(*b);
@@ -292,6 +291,26 @@ std::string CompareTable::DiffText(const CompareRow& r, int stat, bool relative)
   return "N/A";
 }
 
+CompareTable::RelativeValue CompareTable::NormRelative(const CompareRow& r) const {
+  const Row* b = BenchRow(r);
+  if (!b || SameStatAt(r, 3)) return {};  // "N/A" or "0"
+  StatValue x = NpuRow(r).stat(3), y = b->stat(3);
+  if (x.kind == StatValue::Kind::kNumber && y.kind == StatValue::Kind::kNumber && std::isfinite(x.number) &&
+      std::isfinite(y.number)) {
+    // DiffText's arithmetic on the cells' text, without building strings: the "%" cell
+    // is repr(v) + "%", and float(repr(v)) == v, so Str2Float gives v / 100 exactly.
+    char xa[kPyFloatReprMax], yb[kPyFloatReprMax];
+    std::string_view xs(xa, NumberText(x, xa)), ys(yb, NumberText(y, yb));
+    if (xs == ys) return {};  // "0"
+    auto px = PandasToNumeric(xs), py = PandasToNumeric(ys);
+    double xv = px ? *px : x.number, yv = py ? *py : y.number;
+    if (yv == 0) return {INFINITY, false};  // "inf"
+    return {std::fabs((xv - yv) / yv * 100) / 100, true};
+  }
+  std::string text = DiffText(r, 3, true);
+  return {Str2Float(text), !text.empty() && text.back() == '%'};
+}
+
 std::vector<std::string> CompareTable::Messages(const CompareRow& r) const {
   static constexpr std::pair<uint16_t, const char*> kTexts[] = {
       {kInfNanError, "error: There is nan/inf/-inf in the maximum or minimum value of NPU."},
@@ -313,128 +332,169 @@ std::vector<std::string> CompareTable::Messages(const CompareRow& r) const {
 
 namespace {
 
-// msprobe 26 indicator_analysis: every checker of the mode, over the rows of one API.
+// The second dot-separated part of entry + suffix (msprobe's API name: "gelu" in
+// "Functional.gelu.0.forward.input.0"); suffixes are empty or start with '.'.
+std::optional<std::string_view> ApiPart(std::string_view entry, std::string_view suffix) {
+  size_t d1 = entry.find('.');
+  if (d1 != std::string_view::npos) {
+    size_t d2 = entry.find('.', d1 + 1);
+    return entry.substr(d1 + 1, d2 == std::string_view::npos ? std::string_view::npos : d2 - d1 - 1);
+  }
+  if (suffix.empty()) return std::nullopt;
+  std::string_view rest = suffix.substr(1);
+  return rest.substr(0, rest.find('.'));
+}
+
+bool EndsWith(std::string_view s, std::string_view tail) {
+  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+// msprobe 26 indicator_analysis: every checker of the mode, over the rows of one API. One
+// checker serves every API of a table (its buffers are reused).
 class ApiChecker {
  public:
-  ApiChecker(CompareTable& table, size_t begin, size_t end) : t_(table) {
+  explicit ApiChecker(CompareTable& table) : t_(table) {}
+
+  void Run(size_t begin, size_t end) {
+    inputs_.clear();
+    outputs_.clear();
+    relative_.clear();
+    if (begin == end) return;
+    std::string_view entry = t_.npu->entries[t_.NpuRow(t_.rows[begin]).entry].name;
+    bool entry_output = entry.find(".output.") != std::string_view::npos;
+    bool entry_ends_output = EndsWith(entry, ".output");
     for (size_t i = begin; i < end; ++i) {
       const Row& row = t_.NpuRow(t_.rows[i]);
       // msprobe: ".output." anywhere in the row name (entry names can hold it too).
-      const std::string& entry = t_.npu->entries[row.entry].name;
-      bool output = row.suffix.find(".output.") != std::string::npos ||
-                    entry.find(".output.") != std::string::npos ||
-                    (entry.size() >= 7 && entry.compare(entry.size() - 7, 7, ".output") == 0 && !row.suffix.empty());
-      (output ? outputs_ : inputs_).push_back(&t_.rows[i]);
+      bool output = entry_output || SuffixIsOutput(row.suffix) || (entry_ends_output && row.suffix != 0);
+      (output ? outputs_ : inputs_).push_back(i);
     }
-  }
+    begin_ = begin;
+    relative_.assign(end - begin, {NAN, false});
 
-  void Run() {
     enum class Ignore { kNone, kInput, kAll } ignore = Ignore::kNone;
     if (!inputs_.empty()) {
-      auto parts = SplitDots(t_.npu->RowName(t_.NpuRow(*inputs_.front())));
-      if (parts.size() >= 2) {
-        static const std::vector<std::string_view> kAll = {"empty", "empty_like", "numpy", "to", "__setitem__",
-                                                           "empty_with_format", "new_empty_strided", "new_empty",
-                                                           "empty_strided"};
-        static const std::vector<std::string_view> kInput = {"_reduce_scatter_base", "_all_gather_base",
-                                                             "all_to_all_single", "batch_isend_irecv"};
+      const Row& first = t_.NpuRow(t_.rows[inputs_.front()]);
+      if (auto api = ApiPart(entry, t_.npu->Text(first.suffix))) {
+        static const std::string_view kAll[] = {"empty", "empty_like", "numpy", "to", "__setitem__",
+                                                "empty_with_format", "new_empty_strided", "new_empty",
+                                                "empty_strided"};
+        static const std::string_view kInput[] = {"_reduce_scatter_base", "_all_gather_base", "all_to_all_single",
+                                                  "batch_isend_irecv"};
         for (auto n : kAll) {
-          if (parts[1] == n) ignore = Ignore::kAll;
+          if (*api == n) ignore = Ignore::kAll;
         }
         for (auto n : kInput) {
-          if (parts[1] == n) ignore = Ignore::kInput;
+          if (*api == n) ignore = Ignore::kInput;
         }
       }
     }
-    std::vector<CompareRow*> checked;
+    checked_.clear();
     if (ignore == Ignore::kNone) {
-      checked = inputs_;
-      checked.insert(checked.end(), outputs_.begin(), outputs_.end());
+      checked_ = inputs_;
+      checked_.insert(checked_.end(), outputs_.begin(), outputs_.end());
     } else if (ignore == Ignore::kInput) {
-      checked = outputs_;
+      checked_ = outputs_;
     }
     bool relative_rules = ignore == Ignore::kNone;
 
     if (t_.mode == DumpMode::kMd5) {
-      for (CompareRow* r : checked) {
-        std::string a = t_.npu->Md5String(t_.NpuRow(*r));
-        std::string b = t_.BenchRow(*r) ? t_.bench->Md5String(*t_.BenchRow(*r)) : "N/A";
-        if (a == b) continue;
-        bool missing = a == "N/A" || a == "Nan" || a.empty() || b == "N/A" || b == "Nan" || b.empty();
-        Mark(*r, missing ? Level::kWarning : Level::kError, missing ? kCrc32Warning : kCrc32Error);
+      for (size_t i : checked_) {
+        CompareRow& r = t_.rows[i];
+        const Row& n = t_.NpuRow(r);
+        const Row* b = t_.BenchRow(r);
+        if (b && n.md5_text == 0 && b->md5_text == 0 && n.has_md5 && b->has_md5 && n.md5 == b->md5) continue;
+        std::string x = t_.npu->Md5String(n);
+        std::string y = b ? t_.bench->Md5String(*b) : "N/A";
+        if (x == y) continue;
+        bool missing = x == "N/A" || x == "Nan" || x.empty() || y == "N/A" || y == "Nan" || y.empty();
+        Mark(r, missing ? Level::kWarning : Level::kError, missing ? kCrc32Warning : kCrc32Error);
       }
       return;
     }
 
-    for (CompareRow* r : checked) {  // InfNanErrChecker
-      const Row* b = t_.BenchRow(*r);
-      if (b && (InfOrNan(*t_.bench, b->stats[0]) || InfOrNan(*t_.bench, b->stats[1]))) continue;
-      const Row& n = t_.NpuRow(*r);
-      if (InfOrNan(*t_.npu, n.stats[0]) || InfOrNan(*t_.npu, n.stats[1])) Mark(*r, Level::kError, kInfNanError);
+    for (size_t i : checked_) {  // InfNanErrChecker
+      CompareRow& r = t_.rows[i];
+      const Row* b = t_.BenchRow(r);
+      if (b && (InfOrNan(*t_.bench, b->stat(0)) || InfOrNan(*t_.bench, b->stat(1)))) continue;
+      const Row& n = t_.NpuRow(r);
+      if (InfOrNan(*t_.npu, n.stat(0)) || InfOrNan(*t_.npu, n.stat(1))) Mark(r, Level::kError, kInfNanError);
     }
     if (t_.mode == DumpMode::kSummary && relative_rules) {  // RelativeErrChecker
       double in_max = std::fabs(MaxPercent(inputs_));
       if (in_max < 0.1) {
-        for (CompareRow* r : outputs_) {
-          if (std::fabs(Str2Float(NormRelative(r))) > 0.5) Mark(*r, Level::kError, kRelativeError);
+        for (size_t i : outputs_) {
+          if (std::fabs(Relative(i).value) > 0.5) Mark(t_.rows[i], Level::kError, kRelativeError);
         }
       }
     }
-    for (CompareRow* r : checked) {  // RequiresGradErrChecker
-      const Row* b = t_.BenchRow(*r);
-      if (!b) continue;
-      if (t_.npu->RequiresGradString(t_.NpuRow(*r)) != t_.bench->RequiresGradString(*b)) {
-        Mark(*r, Level::kError, kRequiresGradError);
-      }
+    for (size_t i : checked_) {  // RequiresGradErrChecker
+      CompareRow& r = t_.rows[i];
+      const Row* b = t_.BenchRow(r);
+      if (b && t_.NpuRow(r).requires_grad != b->requires_grad) Mark(r, Level::kError, kRequiresGradError);
     }
     if (relative_rules) {  // ParametersErrChecker
-      for (CompareRow* r : inputs_) {
-        const Row* b = t_.BenchRow(*r);
+      for (size_t i : inputs_) {
+        CompareRow& r = t_.rows[i];
+        const Row* b = t_.BenchRow(r);
         if (!b) continue;
-        const Row& n = t_.NpuRow(*r);
-        const std::string& nd = t_.npu->Text(n.dtype);
-        const std::string& bd = t_.bench->Text(b->dtype);
-        if (nd.find("class") == std::string::npos || bd.find("class") == std::string::npos) continue;
+        const Row& n = t_.NpuRow(r);
+        if (t_.npu->Text(n.dtype).find("class") == std::string::npos ||
+            t_.bench->Text(b->dtype).find("class") == std::string::npos) {
+          continue;
+        }
         if (t_.npu->Text(n.shape) != "[]") continue;
-        if (!SameScalar(*t_.npu, n.stats[0], *t_.bench, b->stats[0])) Mark(*r, Level::kError, kScalarParameterError);
+        if (!SameScalar(*t_.npu, n.stat(0), *t_.bench, b->stat(0))) Mark(r, Level::kError, kScalarParameterError);
       }
     }
-    for (CompareRow* r : checked) {  // DTypeErrChecker
-      const Row* b = t_.BenchRow(*r);
+    for (size_t i : checked_) {  // DTypeErrChecker
+      CompareRow& r = t_.rows[i];
+      const Row* b = t_.BenchRow(r);
       if (!b) continue;
-      std::string bench_name = t_.bench->RowName(*b);
-      if (bench_name.find("qkv") != std::string::npos || bench_name.find("gate_up") != std::string::npos) continue;
-      if (t_.npu->Text(t_.NpuRow(*r).dtype) != t_.bench->Text(b->dtype)) Mark(*r, Level::kError, kDtypeError);
+      if (t_.SameText(t_.NpuRow(r).dtype, b->dtype)) continue;
+      // The bench row name holds "qkv" / "gate_up": its entry or its suffix does (neither
+      // pattern holds a '.', and suffixes start with one).
+      std::string_view bench_entry = t_.bench->entries[b->entry].name;
+      const std::string& bench_suffix = t_.bench->Text(b->suffix);
+      bool fused = bench_entry.find("qkv") != std::string_view::npos ||
+                   bench_entry.find("gate_up") != std::string_view::npos ||
+                   bench_suffix.find("qkv") != std::string::npos || bench_suffix.find("gate_up") != std::string::npos;
+      if (!fused) Mark(r, Level::kError, kDtypeError);
     }
-    for (CompareRow* r : checked) {  // ShapeErrChecker
-      const Row* b = t_.BenchRow(*r);
-      if (!b) continue;
-      if (t_.npu->Text(t_.NpuRow(*r).shape) != t_.bench->Text(b->shape)) Mark(*r, Level::kError, kShapeError);
+    for (size_t i : checked_) {  // ShapeErrChecker
+      CompareRow& r = t_.rows[i];
+      const Row* b = t_.BenchRow(r);
+      if (b && !t_.SameText(t_.NpuRow(r).shape, b->shape)) Mark(r, Level::kError, kShapeError);
     }
     if (t_.mode == DumpMode::kSummary && relative_rules && !outputs_.empty()) {  // RelativeWarnChecker
       double in_max = std::fabs(MaxPercent(inputs_));
       double out_max = std::fabs(MaxPercent(outputs_));
       bool warn = in_max == 0 ? out_max > 0.1 : out_max / in_max > 10;
-      if (warn) Mark(*outputs_.front(), Level::kWarning, kRelativeWarning);
+      if (warn) Mark(t_.rows[outputs_.front()], Level::kWarning, kRelativeWarning);
     }
   }
 
  private:
-  const std::string& NormRelative(CompareRow* r) {
-    auto it = norm_relative_.find(r);
-    if (it == norm_relative_.end()) it = norm_relative_.emplace(r, t_.DiffText(*r, 3, true)).first;
-    return it->second;
+  bool SuffixIsOutput(uint32_t suffix) {
+    if (suffix >= suffix_output_.size()) suffix_output_.resize(suffix + 1, -1);
+    int8_t& known = suffix_output_[suffix];
+    if (known < 0) known = t_.npu->Text(suffix).find(".output.") != std::string::npos ? 1 : 0;
+    return known == 1;
+  }
+
+  const CompareTable::RelativeValue& Relative(size_t i) {
+    CompareTable::RelativeValue& v = relative_[i - begin_];
+    if (std::isnan(v.value) && !v.percent) v = t_.NormRelative(t_.rows[i]);
+    return v;
   }
 
   // ApiData.get_min_or_max_value(NormRelativeErr, is_min=False): only "...%" cells count.
-  double MaxPercent(const std::vector<CompareRow*>& rows) {
+  double MaxPercent(const std::vector<size_t>& rows) {
     double best = 0.0;
-    for (CompareRow* r : rows) {
-      const std::string& v = NormRelative(r);
-      if (v.empty() || v.back() != '%') continue;
-      double x = Str2Float(v);
-      if (std::isnan(x)) continue;  // Python max(0.0, nan) keeps 0.0
-      best = std::max(best, x);
+    for (size_t i : rows) {
+      const auto& v = Relative(i);
+      if (!v.percent || std::isnan(v.value)) continue;  // Python max(0.0, nan) keeps 0.0
+      best = std::max(best, v.value);
     }
     return best;
   }
@@ -445,9 +505,15 @@ class ApiChecker {
   }
 
   CompareTable& t_;
-  std::vector<CompareRow*> inputs_, outputs_;
-  std::unordered_map<CompareRow*, std::string> norm_relative_;
+  size_t begin_ = 0;
+  std::vector<size_t> inputs_, outputs_, checked_;
+  std::vector<CompareTable::RelativeValue> relative_;
+  std::vector<int8_t> suffix_output_;  // by pool id: -1 unknown
 };
+
+bool DtypeCompatibleIds(const CompareTable& t, uint32_t npu_dtype, uint32_t bench_dtype) {
+  return t.SameText(npu_dtype, bench_dtype) || DtypeCompatible(t.npu->Text(npu_dtype), t.bench->Text(bench_dtype));
+}
 
 }  // namespace
 
@@ -462,32 +528,44 @@ Result<CompareTable> Compare(const Dump& npu, const Dump& bench, const CompareOp
   table.mode = npu.mode;
   table.npu = &npu;
   table.bench = &bench;
+  table.shared_pool = npu.pool == bench.pool;
 
-  std::vector<std::string> npu_keys = EntryKeys(npu);
-  std::vector<std::string> bench_keys = EntryKeys(bench);
-  auto fuzzy_key = [](const std::vector<std::string>& keys, size_t i, std::unordered_map<std::string, int>& seen) {
-    std::string base = RenameWithoutCounter(keys[i]);
-    return base + "#" + std::to_string(seen[base]++);
+  std::deque<std::string> owned_keys;
+  std::vector<std::string_view> npu_keys = EntryKeys(npu, owned_keys);
+  std::vector<std::string_view> bench_keys = EntryKeys(bench, owned_keys);
+  std::unordered_map<std::string, int> fuzzy_seen;
+  auto fuzzy_key = [&](std::string_view key) -> std::string_view {
+    std::string base = RenameWithoutCounter(std::string(key));
+    int n = fuzzy_seen[base]++;
+    owned_keys.push_back(base + "#" + std::to_string(n));
+    return owned_keys.back();
   };
-  std::unordered_map<std::string, uint32_t> bench_entry;
+  std::unordered_map<std::string_view, uint32_t> bench_entry;
   bench_entry.reserve(bench.entries.size());
-  {
-    std::unordered_map<std::string, int> seen;
-    for (size_t i = 0; i < bench.entries.size(); ++i) {
-      if (bench_keys[i].empty()) continue;
-      std::string key = options.fuzzy ? fuzzy_key(bench_keys, i, seen) : bench_keys[i];
-      bench_entry.emplace(std::move(key), static_cast<uint32_t>(i));
-    }
+  // Whether a bench entry is the one its key finds (the first with that key).
+  std::vector<uint8_t> bench_first(bench.entries.size(), 0);
+  for (size_t i = 0; i < bench.entries.size(); ++i) {
+    if (bench_keys[i].empty()) continue;
+    if (options.fuzzy) bench_keys[i] = fuzzy_key(bench_keys[i]);
+    bench_first[i] = bench_entry.emplace(bench_keys[i], static_cast<uint32_t>(i)).second;
   }
+  fuzzy_seen.clear();
   std::vector<uint8_t> bench_used(bench.rows.size(), 0);
-  std::unordered_map<std::string, int> npu_seen;
   table.rows.reserve(npu.rows.size());
+  AdviseHugePages(table.rows.data(), table.rows.capacity() * sizeof(CompareRow));
+  ApiChecker checker(table);
+  size_t next_bench = 0;  // the two runs mostly call the same APIs in the same order
   for (size_t e = 0; e < npu.entries.size(); ++e) {
     if (npu_keys[e].empty()) continue;
     const Entry& entry = npu.entries[e];
-    std::string key = options.fuzzy ? fuzzy_key(npu_keys, e, npu_seen) : npu_keys[e];
-    auto found = bench_entry.find(key);
-    const Entry* bench_e = found == bench_entry.end() ? nullptr : &bench.entries[found->second];
+    std::string_view key = options.fuzzy ? fuzzy_key(npu_keys[e]) : npu_keys[e];
+    const Entry* bench_e = nullptr;
+    if (next_bench < bench.entries.size() && bench_first[next_bench] && bench_keys[next_bench] == key) {
+      bench_e = &bench.entries[next_bench++];
+    } else if (auto found = bench_entry.find(key); found != bench_entry.end()) {
+      bench_e = &bench.entries[found->second];
+      next_bench = found->second + 1;
+    }
     size_t begin = table.rows.size();
     for (uint32_t i = entry.first_row; i < entry.first_row + entry.row_count; ++i) {
       const Row& row = npu.rows[i];
@@ -496,22 +574,21 @@ Result<CompareTable> Compare(const Dump& npu, const Dump& bench, const CompareOp
       if (bench_e) {
         for (uint32_t j = bench_e->first_row; j < bench_e->first_row + bench_e->row_count; ++j) {
           const Row& b = bench.rows[j];
-          if (bench_used[j] || b.suffix != row.suffix) continue;
-          if (options.require_same_shape && bench.Text(b.shape) != npu.Text(row.shape)) continue;
+          if (bench_used[j] || !table.SameText(row.suffix, b.suffix)) continue;
+          if (options.require_same_shape && !table.SameText(row.shape, b.shape)) continue;
           out.bench = j;
           bench_used[j] = 1;
           break;
         }
       }
-      if (out.bench >= 0 && !DtypeCompatible(npu.Text(row.dtype), bench.Text(bench.rows[out.bench].dtype))) {
+      if (out.bench >= 0 && !DtypeCompatibleIds(table, row.dtype, bench.rows[out.bench].dtype)) {
         out.bench = -1;
         out.dtype_gate_failed = true;
       }
-      out.requires_grad_consistent =
-          npu.RequiresGradString(row) == (out.bench >= 0 ? bench.RequiresGradString(bench.rows[out.bench]) : "N/A");
+      out.requires_grad_consistent = row.requires_grad == (out.bench >= 0 ? bench.rows[out.bench].requires_grad : 2);
       table.rows.push_back(out);
     }
-    ApiChecker(table, begin, table.rows.size()).Run();
+    checker.Run(begin, table.rows.size());
   }
   for (uint8_t used : bench_used) table.bench_rows_unmatched += used ? 0 : 1;
   return table;

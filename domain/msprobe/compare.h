@@ -53,9 +53,14 @@ struct CompareTable {
   const Dump* bench = nullptr;  // the golden: baseline
   std::vector<CompareRow> rows; // one per NPU row, in NPU dump order
   uint64_t bench_rows_unmatched = 0;
+  bool shared_pool = false;     // npu and bench intern their texts in one pool
 
   const Row& NpuRow(const CompareRow& r) const { return npu->rows[r.npu]; }
   const Row* BenchRow(const CompareRow& r) const { return r.bench < 0 ? nullptr : &bench->rows[r.bench]; }
+  // Whether a text of the NPU dump equals one of the bench dump (by id when they share a pool).
+  bool SameText(uint32_t npu_text, uint32_t bench_text) const {
+    return shared_pool ? npu_text == bench_text : npu->Text(npu_text) == bench->Text(bench_text);
+  }
   // Every statistic (or the md5) and dtype/shape identical: bitwise-equal as far as the
   // dump can tell.
   bool Identical(const CompareRow& r) const;
@@ -67,6 +72,14 @@ struct CompareTable {
   std::string BenchStat(const CompareRow& r, int stat) const;
   // Whether statistic `stat` prints the same on both sides (no bench: false).
   bool SameStatAt(const CompareRow& r, int stat) const;
+  // "NormRelativeErr" as msprobe's checkers read the cell: Str2Float of its text (the
+  // percentage / 100; "inf" is inf, "N/A" 0) and whether it ends in '%'. Computed from the
+  // numbers when both are finite, without printing the cells.
+  struct RelativeValue {
+    double value = 0;
+    bool percent = false;
+  };
+  RelativeValue NormRelative(const CompareRow& r) const;
   // The Err_message list, as msprobe writes it: ["error: ...", ...].
   std::vector<std::string> Messages(const CompareRow& r) const;
 };

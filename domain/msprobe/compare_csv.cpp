@@ -117,8 +117,8 @@ Status WriteCompareCsv(const CompareTable& table, const StackIndex* stacks, cons
         for (int s = 0; s < 4; ++s) cells.push_back(table.DiffText(r, s, false));
         for (int s = 0; s < 4; ++s) cells.push_back(table.DiffText(r, s, true));
       }
-      for (int s = 0; s < 4; ++s) cells.push_back(CsvStat(npu, n.stats[s], table.NpuStat(r, s)));
-      for (int s = 0; s < 4; ++s) cells.push_back(b ? CsvStat(bench, b->stats[s], table.BenchStat(r, s)) : "N/A");
+      for (int s = 0; s < 4; ++s) cells.push_back(CsvStat(npu, n.stat(s), table.NpuStat(r, s)));
+      for (int s = 0; s < 4; ++s) cells.push_back(b ? CsvStat(bench, b->stat(s), table.BenchStat(r, s)) : "N/A");
     }
     cells.push_back(r.requires_grad_consistent ? "True" : "False");
     cells.push_back(LevelName(r.level));
@@ -430,7 +430,8 @@ Result<DiffInput> FactsFromTextTable(const TextTable& table, const DiffCriteria&
   for (const auto& row : table.rows) {
     std::string entry = EntryOfRowName(row[name]);
     if (input.entries.empty() || entry != previous) {
-      input.entries.push_back(entry);
+      input.owned_entries.push_back(entry);
+      input.entries.push_back(input.owned_entries.back());
       previous = entry;
     }
     RowFacts f;

@@ -17,11 +17,12 @@ const char* CriteriaModeName(DiffCriteria::Mode mode) {
   return "?";
 }
 
-bool IsInPlaceApi(const std::string& entry) {
+bool IsInPlaceApi(std::string_view entry) {
   size_t first = entry.find('.');
-  if (first == std::string::npos) return false;
+  if (first == std::string_view::npos) return false;
   size_t second = entry.find('.', first + 1);
-  std::string api = entry.substr(first + 1, second == std::string::npos ? std::string::npos : second - first - 1);
+  std::string_view api =
+      entry.substr(first + 1, second == std::string_view::npos ? std::string_view::npos : second - first - 1);
   if (api.size() > 4 && api.rfind("__i", 0) == 0 && api.substr(api.size() - 2) == "__") return true;  // __iadd__
   return api.size() > 1 && api.back() == '_' && api.front() != '_';
 }
@@ -46,12 +47,13 @@ FirstDiff FindFirstDiff(const DiffInput& input, const DiffCriteria& criteria, si
   counts.rows = input.rows.size();
   counts.entries = input.entries.size();
   std::vector<FirstDiff::Noise> pending_noise;
+  std::vector<size_t> divergent, differing_inputs, differing_arguments, inputs, outputs;  // of one API
   size_t i = 0;
   while (i < input.rows.size()) {
     uint32_t entry = input.rows[i].entry;
     size_t end = i;
     while (end < input.rows.size() && input.rows[end].entry == entry) ++end;
-    const std::string& name = input.entries[entry];
+    std::string_view name = input.entries[entry];
 
     bool ignored = false;
     for (const std::string& pattern : criteria.ignore) {
@@ -59,7 +61,7 @@ FirstDiff FindFirstDiff(const DiffInput& input, const DiffCriteria& criteria, si
     }
     bool any_difference = false, output_divergent = false, argument_differs = false, input_differs = false;
     bool any_matched = false;
-    std::vector<size_t> divergent, differing_inputs, differing_arguments, inputs, outputs;
+    for (auto* list : {&divergent, &differing_inputs, &differing_arguments, &inputs, &outputs}) list->clear();
     for (size_t r = i; r < end; ++r) {
       const RowFacts& row = input.rows[r];
       if (row.matched) {
@@ -109,19 +111,19 @@ FirstDiff FindFirstDiff(const DiffInput& input, const DiffCriteria& criteria, si
         result.noise = pending_noise;
         if (!any_matched) {
           result.verdict = "unmatched";
-          result.explanation = name + " has no counterpart in the baseline dump: the candidate calls something the "
+          result.explanation = std::string(name) + " has no counterpart in the baseline dump: the candidate calls something the "
                                       "baseline does not (a structural change)";
         } else if (input_differs) {
           result.verdict = "upstream";
-          result.explanation = "inputs already differed: " + name +
+          result.explanation = "inputs already differed: " + std::string(name) +
                                " received different tensors, so the divergence came from earlier code that msprobe "
                                "did not dump (not a hooked API, or a different dump level/scope)";
         } else {
           result.verdict = "operator";
           result.explanation = argument_differs && !output_divergent
-                                   ? "tensor inputs equal, a non-tensor argument differs: the call of " + name +
+                                   ? "tensor inputs equal, a non-tensor argument differs: the call of " + std::string(name) +
                                          " itself changed"
-                                   : "inputs equal, output differs: " + name + " itself" +
+                                   : "inputs equal, output differs: " + std::string(name) + " itself" +
                                          (argument_differs ? " (called with different arguments)" : "") +
                                          " produced the divergence";
         }
@@ -147,6 +149,8 @@ DiffInput FactsFromTable(const CompareTable& table, const DiffCriteria& criteria
   const Dump& npu = *table.npu;
   std::vector<int64_t> entry_index(npu.entries.size(), -1);
   input.rows.reserve(table.rows.size());
+  AdviseHugePages(input.rows.data(), input.rows.capacity() * sizeof(RowFacts));
+  std::vector<int8_t> dtype_is_tensor;  // by pool id: -1 not yet known
   for (const CompareRow& r : table.rows) {
     const Row& row = table.NpuRow(r);
     if (entry_index[row.entry] < 0) {
@@ -156,7 +160,10 @@ DiffInput FactsFromTable(const CompareTable& table, const DiffCriteria& criteria
     RowFacts facts;
     facts.entry = static_cast<uint32_t>(entry_index[row.entry]);
     facts.output = row.state == RowState::kOutput || row.state == RowState::kParametersGrad;
-    facts.tensor = npu.Text(row.dtype).find("class") == std::string::npos;
+    if (row.dtype >= dtype_is_tensor.size()) dtype_is_tensor.resize(row.dtype + 1, -1);
+    int8_t& tensor = dtype_is_tensor[row.dtype];
+    if (tensor < 0) tensor = npu.Text(row.dtype).find("class") == std::string::npos ? 1 : 0;
+    facts.tensor = tensor == 1;
     facts.matched = r.bench >= 0;
     facts.identical = table.Identical(r);
     facts.level = r.level;
@@ -175,8 +182,7 @@ DiffInput FactsFromTable(const CompareTable& table, const DiffCriteria& criteria
             facts.exceeds = true;
           }
         }
-        if (table.npu->Text(row.dtype) != table.bench->Text(table.BenchRow(r)->dtype) ||
-            table.npu->Text(row.shape) != table.bench->Text(table.BenchRow(r)->shape)) {
+        if (!table.SameText(row.dtype, table.BenchRow(r)->dtype) || !table.SameText(row.shape, table.BenchRow(r)->shape)) {
           facts.exceeds = true;
         }
       }

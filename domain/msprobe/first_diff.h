@@ -14,9 +14,11 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -49,7 +51,9 @@ struct RowFacts {
 };
 
 struct DiffInput {
-  std::vector<std::string> entries;  // API / module names, in table order
+  std::vector<std::string_view> entries;  // API / module names, in table order: views into
+                                          // the dumps (which must outlive this) or owned_entries
+  std::deque<std::string> owned_entries;
   std::vector<RowFacts> rows;
   // A JSON description of row i (names, dtype, shape, both sides' values, class).
   std::function<nlohmann::json(size_t row)> describe;
@@ -83,6 +87,6 @@ FirstDiff FindFirstDiff(const DiffInput& input, const DiffCriteria& criteria, si
 DiffInput FactsFromTable(const CompareTable& table, const DiffCriteria& criteria);
 
 // Whether an API name is an in-place op (Tensor.add_, Tensor.__iadd__...).
-bool IsInPlaceApi(const std::string& entry);
+bool IsInPlaceApi(std::string_view entry);
 
 }  // namespace parity::msprobe

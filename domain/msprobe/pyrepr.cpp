@@ -4,58 +4,76 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
 namespace parity::msprobe {
 
-std::string PyFloatRepr(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  if (value == 0) return std::signbit(value) ? "-0.0" : "0.0";
+size_t PyFloatReprInto(double value, char (&out)[kPyFloatReprMax]) {
+  auto put = [&out](std::string_view text) {
+    std::memcpy(out, text.data(), text.size());
+    return text.size();
+  };
+  if (std::isnan(value)) return put("nan");
+  if (std::isinf(value)) return put(value > 0 ? "inf" : "-inf");
+  if (value == 0) return put(std::signbit(value) ? "-0.0" : "0.0");
 
   // Shortest round-trip digits in scientific form: "-d.dddde±XX".
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::scientific);
-  std::string_view sci(buf, static_cast<size_t>(end - buf));
-  bool negative = sci.front() == '-';
-  if (negative) sci.remove_prefix(1);
-  size_t e = sci.find('e');
-  std::string digits;
-  for (char c : sci.substr(0, e)) {
-    if (c != '.') digits.push_back(c);
+  char sci[40];
+  auto [sci_end, ec] = std::to_chars(sci, sci + sizeof sci, value, std::chars_format::scientific);
+  const char* p = sci;
+  bool negative = *p == '-';
+  if (negative) ++p;
+  char digits[24];
+  size_t ndigits = 0;
+  while (p < sci_end && *p != 'e') {
+    if (*p != '.') digits[ndigits++] = *p;
+    ++p;
   }
-  int exponent = std::atoi(std::string(sci.substr(e + 1)).c_str());
+  int exponent = 0;
+  std::from_chars(p + 1 + (p[1] == '+' ? 1 : 0), sci_end, exponent);
 
-  std::string out = negative ? "-" : "";
+  size_t n = 0;
+  if (negative) out[n++] = '-';
   if (exponent >= -4 && exponent < 16) {
     if (exponent < 0) {
-      out += "0.";
-      out.append(static_cast<size_t>(-exponent - 1), '0');
-      out += digits;
+      out[n++] = '0';
+      out[n++] = '.';
+      for (int i = 0; i < -exponent - 1; ++i) out[n++] = '0';
+      std::memcpy(out + n, digits, ndigits);
+      n += ndigits;
     } else {
       size_t int_len = static_cast<size_t>(exponent) + 1;
-      if (digits.size() <= int_len) {
-        out += digits;
-        out.append(int_len - digits.size(), '0');
-        out += ".0";
+      if (ndigits <= int_len) {
+        std::memcpy(out + n, digits, ndigits);
+        n += ndigits;
+        for (size_t i = ndigits; i < int_len; ++i) out[n++] = '0';
+        out[n++] = '.';
+        out[n++] = '0';
       } else {
-        out += digits.substr(0, int_len);
-        out += '.';
-        out += digits.substr(int_len);
+        std::memcpy(out + n, digits, int_len);
+        n += int_len;
+        out[n++] = '.';
+        std::memcpy(out + n, digits + int_len, ndigits - int_len);
+        n += ndigits - int_len;
       }
     }
-    return out;
+    return n;
   }
-  out += digits.substr(0, 1);
-  if (digits.size() > 1) {
-    out += '.';
-    out += digits.substr(1);
+  out[n++] = digits[0];
+  if (ndigits > 1) {
+    out[n++] = '.';
+    std::memcpy(out + n, digits + 1, ndigits - 1);
+    n += ndigits - 1;
   }
-  char exp_buf[16];
-  std::snprintf(exp_buf, sizeof exp_buf, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
-  out += exp_buf;
-  return out;
+  n += static_cast<size_t>(std::snprintf(out + n, kPyFloatReprMax - n, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent)));
+  return n;
+}
+
+std::string PyFloatRepr(double value) {
+  char buf[kPyFloatReprMax];
+  return std::string(buf, PyFloatReprInto(value, buf));
 }
 
 std::string PyStrRepr(std::string_view text) {

@@ -13,6 +13,9 @@ namespace parity::msprobe {
 // repr(float(x)): shortest round-trip digits; fixed notation for 1e-4 <= |x| < 1e16,
 // otherwise d.ddde±XX; "nan", "inf", "-inf".
 std::string PyFloatRepr(double value);
+// The same into a caller's buffer, without allocating; returns the length.
+inline constexpr size_t kPyFloatReprMax = 32;
+size_t PyFloatReprInto(double value, char (&out)[kPyFloatReprMax]);
 
 // repr(str): single quotes unless the text holds a ' and no ", escapes \n \t \\ etc.
 std::string PyStrRepr(std::string_view text);

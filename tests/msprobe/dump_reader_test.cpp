@@ -48,8 +48,8 @@ TEST(DumpReader, FlattensTheL1Example) {
                               "Functional.relu.0.backward.input.0", "Functional.relu.0.backward.output.0"}));
   const Row& in = dump->rows[0];
   EXPECT_EQ(dump->Text(in.shape), "[32, 16, 28, 28]");
-  EXPECT_EQ(dump->StatString(in.stats[0]), "1.3864083290100098");
-  EXPECT_EQ(dump->StatString(dump->rows[1].stats[1]), "0.0");
+  EXPECT_EQ(dump->StatString(in.stat(0)), "1.3864083290100098");
+  EXPECT_EQ(dump->StatString(dump->rows[1].stat(1)), "0.0");
   EXPECT_EQ(dump->Text(in.data_name), "Functional.relu.0.forward.input.0.pt");
   EXPECT_EQ(dump->RequiresGradString(in), "True");
   EXPECT_EQ(dump->rows[1].state, RowState::kOutput);
@@ -128,25 +128,25 @@ TEST(DumpReader, ReadsScalarsNullsMd5AndNonFiniteTokens) {
                               "Functional.layer_norm.0.forward.input.approximate",
                               "Functional.layer_norm.0.forward.input.flag", "Functional.layer_norm.0.forward.output.0"}));
   const auto& r = dump->rows;
-  EXPECT_EQ(dump->StatString(r[0].stats[0]), "nan");
-  EXPECT_EQ(dump->StatString(r[0].stats[1]), "-inf");
+  EXPECT_EQ(dump->StatString(r[0].stat(0)), "nan");
+  EXPECT_EQ(dump->StatString(r[0].stat(1)), "-inf");
   EXPECT_EQ(dump->Md5String(r[0]), "0a1b2c3d");
   // Scalars: dtype is Python's type, shape [], the value as every statistic, and msprobe's
   // synthesised CRC of str(value) (483e80d4 for 16, as the real compare CSV shows).
   EXPECT_EQ(dump->Text(r[1].dtype), "<class 'int'>");
   EXPECT_EQ(dump->Text(r[1].shape), "[]");
-  EXPECT_EQ(dump->StatString(r[1].stats[0]), "16");
+  EXPECT_EQ(dump->StatString(r[1].stat(0)), "16");
   EXPECT_EQ(dump->Md5String(r[1]), "483e80d4");
   EXPECT_EQ(dump->RequiresGradString(r[1]), "N/A");
   EXPECT_EQ(dump->Text(r[2].dtype), "None");
-  EXPECT_EQ(dump->StatString(r[2].stats[0]), "None");
-  EXPECT_EQ(dump->StatString(r[3].stats[0]), "1e-05");
+  EXPECT_EQ(dump->StatString(r[2].stat(0)), "None");
+  EXPECT_EQ(dump->StatString(r[3].stat(0)), "1e-05");
   EXPECT_EQ(dump->Text(r[4].dtype), "<class 'str'>");
-  EXPECT_EQ(dump->StatString(r[4].stats[0]), "tanh");
-  EXPECT_EQ(dump->StatString(r[5].stats[0]), "True");
+  EXPECT_EQ(dump->StatString(r[4].stat(0)), "tanh");
+  EXPECT_EQ(dump->StatString(r[5].stat(0)), "True");
   EXPECT_EQ(dump->Text(r[5].dtype), "<class 'bool'>");
   EXPECT_EQ(dump->Text(r[6].shape), "[]");
-  EXPECT_EQ(dump->StatString(r[6].stats[0]), "2");
+  EXPECT_EQ(dump->StatString(r[6].stat(0)), "2");
 }
 
 TEST(DumpReader, ErrorsNameTheFile) {

@@ -1,0 +1,119 @@
+// The windowed reader (dump.json split at its entries, each window parsed alone) must give
+// exactly what parsing the whole text gives: on the real fixture dumps, with windows so
+// small that almost every entry ends one, and against the same text minified (no line
+// breaks, so it is parsed whole).
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include "domain/msprobe/dump.h"
+#include "tests/msprobe/fixtures.h"
+
+namespace parity::msprobe {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string Minify(const std::string& json) {
+  std::string out(json.size(), '\0');
+  size_t length = 0;
+  EXPECT_EQ(simdjson::minify(json.data(), json.size(), out.data(), length), simdjson::SUCCESS);
+  out.resize(length);
+  return out;
+}
+
+// Every row field, as text, so a difference reads plainly in the failure.
+std::vector<std::string> Describe(const Dump& d) {
+  std::vector<std::string> out;
+  out.push_back(d.task + "|" + d.level + "|" + d.framework + "|" + DumpModeName(d.mode));
+  for (const Entry& e : d.entries) {
+    out.push_back("entry " + std::string(e.name) + " " + std::to_string(e.first_row) + "+" + std::to_string(e.row_count));
+  }
+  for (const Row& r : d.rows) {
+    std::string line = d.RowName(r) + " " + RowStateName(r.state) + " " + d.Text(r.dtype) + " " + d.Text(r.shape) +
+                       " " + d.RequiresGradString(r) + " " + d.Md5String(r) + " " + d.Text(r.data_name) +
+                       (r.tensor ? " tensor" : " scalar");
+    for (int s = 0; s < 4; ++s) line += " " + d.StatString(r.stat(s)) + (r.stat(s).integral ? "i" : "");
+    out.push_back(line);
+  }
+  return out;
+}
+
+TEST(WindowReader, SmallWindowsAndWholeTextReadTheSameRows) {
+  fs::path fixtures = testing::MsprobeFixtures();
+  ASSERT_FALSE(fixtures.empty());
+  for (const char* config : {"statistics_L1", "statistics_mix", "md5_L1", "md5_mix", "tensor_L1"}) {
+    SCOPED_TRACE(config);
+    fs::path file = fixtures / "dumps/candidate" / config / "step0/rank0/dump.json";
+    std::string text = Slurp(file);
+    ASSERT_FALSE(text.empty());
+
+    auto whole = ParseDumpJson(Minify(text), file);
+    ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+    EXPECT_EQ(whole->windows, 1u);  // no line breaks: parsed whole
+
+    ReadOptions tiny;
+    tiny.window_bytes = 256;  // smaller than most entries: the window grows, and most entries end one
+    auto windowed = ParseDumpJson(text, file, tiny);
+    ASSERT_TRUE(windowed.ok()) << windowed.status().ToString();
+    EXPECT_GT(windowed->windows, whole->entries.size() / 2);
+
+    auto from_file = ReadDumpJson(file);
+    ASSERT_TRUE(from_file.ok()) << from_file.status().ToString();
+    EXPECT_EQ(from_file->bytes, text.size());
+
+    std::vector<std::string> expected = Describe(*whole);
+    EXPECT_GT(expected.size(), 10u);
+    EXPECT_EQ(Describe(*windowed), expected);
+    EXPECT_EQ(Describe(*from_file), expected);
+  }
+}
+
+TEST(WindowReader, DataNotLastAndEntriesLargerThanTheWindow) {
+  // "data" before the other members, a line-per-key layout with a 4-space indent.
+  const std::string text = R"({
+    "data": {
+        "Torch.add.0.forward": {
+            "input_args": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1.0, "Min": 0, "Mean": 0.5, "Norm": 1.25, "requires_grad": false}],
+            "output": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": NaN, "Min": -Infinity, "Mean": 0.5, "Norm": 1.25, "requires_grad": true}]
+        },
+        "Torch.add.1.forward": {
+            "input_args": [{"type": "int", "value": 3}]
+        }
+    },
+    "task": "statistics",
+    "level": "L1"
+})";
+  ReadOptions small;
+  small.window_bytes = 64;
+  auto windowed = ParseDumpJson(text, "inline.json", small);
+  ASSERT_TRUE(windowed.ok()) << windowed.status().ToString();
+  EXPECT_EQ(windowed->task, "statistics");
+  EXPECT_EQ(windowed->level, "L1");
+  ASSERT_EQ(windowed->rows.size(), 3u);
+  EXPECT_EQ(windowed->StatString(windowed->rows[1].stat(1)), "-inf");
+  EXPECT_EQ(windowed->StatString(windowed->rows[2].stat(0)), "3");
+  auto whole = ParseDumpJson(Minify(text), "inline.json");
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(Describe(*windowed), Describe(*whole));
+}
+
+TEST(WindowReader, ABrokenEntryIsReportedWithTheFileName) {
+  const std::string text = "{\n \"task\": \"statistics\",\n \"data\": {\n  \"A.b.0.forward\": {\"input_args\": [ }\n  },\n"
+                           "  \"A.b.1.forward\": {}\n }\n}";
+  auto dump = ParseDumpJson(text, "/x/broken.json");
+  ASSERT_FALSE(dump.ok());
+  EXPECT_NE(dump.status().message().find("/x/broken.json"), std::string::npos) << dump.status().message();
+}
+
+}  // namespace
+}  // namespace parity::msprobe
