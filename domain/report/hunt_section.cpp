@@ -1,5 +1,6 @@
 #include "domain/report/hunt_section.h"
 
+#include <set>
 #include <string>
 
 namespace parity::report {
@@ -12,6 +13,10 @@ std::string Scalar(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "-";
   return v.dump();
+}
+
+json ObjectOr(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_object() ? j[key] : json::object();
 }
 
 bool Contains(const std::string& key, const char* part) { return key.find(part) != std::string::npos; }
@@ -48,15 +53,171 @@ void Flatten(const json& v, const std::string& prefix, std::vector<std::pair<std
   }
 }
 
+// CONTRACTS §4 (parity.hunt/1): the first divergence laid out for a reviewer; fields this
+// reader does not know yet are still shown by the generic pass below.
+constexpr size_t kRowsShown = 12;
+
+std::string YesNo(const json& v, bool zh) {
+  if (!v.is_boolean()) return Scalar(v);
+  return v.get<bool>() ? (zh ? "是" : "yes") : (zh ? "否" : "no");
+}
+
+std::string RowCell(const json& row, const char* key, const char* side) {
+  const json& v = row.value(key, json());
+  if (v.is_object()) return Scalar(v.value(side, json()));
+  return Scalar(v);
+}
+
+// "max 1.2 -> 1.3" style summary of a ROW's statistics (or its md5s, or a compare-result row).
+std::string RowValues(const json& row) {
+  std::string out;
+  if (row.contains("stats") && row["stats"].is_object()) {
+    for (const char* stat : {"max", "min", "mean", "norm"}) {
+      const json& s = row["stats"].value(stat, json());
+      if (!s.is_object()) continue;
+      out += (out.empty() ? "" : "; ") + std::string(stat) + " " + Scalar(s.value("baseline", json())) + " -> " +
+             Scalar(s.value("candidate", json()));
+    }
+  } else if (row.contains("md5") && row["md5"].is_object()) {
+    out = "md5 " + Scalar(row["md5"].value("baseline", json())) + " -> " + Scalar(row["md5"].value("candidate", json()));
+  }
+  return out;
+}
+
+void AddRows(const json& rows, const std::string& title, bool zh, Document& doc, Block& (*add)(Document&, Block::Kind)) {
+  if (!rows.is_array() || rows.empty()) return;
+  auto& h = add(doc, Block::Kind::kHeading);
+  h.level = 3;
+  h.text = title + " (" + std::to_string(rows.size()) + ")";
+  auto& t = add(doc, Block::Kind::kTable);
+  t.monospace = true;
+  t.header = {zh ? "名称" : "name", zh ? "类别" : "state", "dtype (baseline -> candidate)",
+              zh ? "数值 (baseline -> candidate)" : "values (baseline -> candidate)", "result"};
+  for (size_t i = 0; i < rows.size() && i < kRowsShown; ++i) {
+    const json& r = rows[i];
+    if (!r.is_object()) continue;
+    if (!r.contains("name")) {  // a compare-result row: {column: cell}
+      std::string cells;
+      for (const auto& [k, v] : r.items()) cells += (cells.empty() ? "" : "; ") + k + "=" + Scalar(v);
+      t.rows.push_back({"", "", "", cells, ""});
+      continue;
+    }
+    t.rows.push_back({Scalar(r["name"]), Scalar(r.value("state", json())),
+                      RowCell(r, "dtype", "baseline") + " -> " + RowCell(r, "dtype", "candidate"), RowValues(r),
+                      Scalar(r.value("result", json()))});
+  }
+  if (rows.size() > kRowsShown) {
+    add(doc, Block::Kind::kParagraph).text =
+        zh ? "仅列出前 " + std::to_string(kRowsShown) + " 行；完整内容见 hunt/hunt.json。"
+           : "First " + std::to_string(kRowsShown) + " rows shown; all are in hunt/hunt.json.";
+  }
+}
+
+Block& AddBlock(Document& doc, Block::Kind kind) {
+  doc.blocks.emplace_back();
+  doc.blocks.back().kind = kind;
+  return doc.blocks.back();
+}
+
+void AddHuntV1(const json& hunt, bool zh, Document& doc) {
+  auto heading3 = [&](std::string text) {
+    auto& h = AddBlock(doc, Block::Kind::kHeading);
+    h.level = 3;
+    h.text = std::move(text);
+  };
+  if (hunt.value("explanation", json()).is_string()) AddBlock(doc, Block::Kind::kParagraph).text = hunt["explanation"];
+  const json& fd = hunt.value("first_divergence", json());
+  auto& kv = AddBlock(doc, Block::Kind::kKeyValues);
+  kv.monospace = true;
+  if (!fd.is_object()) {
+    kv.pairs.push_back({zh ? "找到分歧" : "divergence found", YesNo(hunt.value("found", json()), zh)});
+  } else {
+    kv.pairs.push_back({zh ? "首个分歧 API" : "first divergent API", Scalar(fd.value("api", json()))});
+    kv.pairs.push_back({zh ? "判定" : "verdict", Scalar(fd.value("verdict", json()))});
+    kv.pairs.push_back({zh ? "张量输入一致" : "tensor inputs equal", YesNo(fd.value("inputs_equal", json()), zh)});
+    kv.pairs.push_back({zh ? "非张量参数一致" : "non-tensor arguments equal", YesNo(fd.value("arguments_equal", json()), zh)});
+    if (fd.value("explanation", json()).is_string()) kv.pairs.push_back({zh ? "说明" : "explanation", fd["explanation"]});
+  }
+  if (hunt.contains("first_any_difference"))
+    kv.pairs.push_back({zh ? "首个有任何差异的 API" : "first API with any difference", Scalar(hunt["first_any_difference"])});
+  if (hunt.value("next_divergences", json()).is_array()) {
+    std::string next;
+    for (const auto& n : hunt["next_divergences"]) next += (next.empty() ? "" : ", ") + Scalar(n);
+    kv.pairs.push_back({zh ? "其后的分歧 API" : "next divergent APIs", next.empty() ? "-" : next});
+  }
+  kv.pairs.push_back({zh ? "模式 / 判据" : "mode / criterion",
+                      Scalar(hunt.value("mode", json())) + " / " + Scalar(ObjectOr(hunt, "criteria").value("mode", json()))});
+  const json source = ObjectOr(hunt, "source");
+  for (const char* side : {"baseline", "candidate"}) {
+    const json s = ObjectOr(source, side);
+    if (s.contains("dump_json")) kv.pairs.push_back({std::string(side) + " dump", Scalar(s["dump_json"])});
+  }
+  if (source.contains("compare_result")) kv.pairs.push_back({"compare result", Scalar(source["compare_result"])});
+  if (hunt.value("counts", json()).is_object()) {
+    std::string counts;
+    for (const auto& [k, v] : hunt["counts"].items()) counts += (counts.empty() ? "" : ", ") + k + " " + Scalar(v);
+    kv.pairs.push_back({zh ? "统计" : "counts", counts});
+  }
+  if (!fd.is_object()) return;
+
+  const json src = ObjectOr(fd, "source");
+  if (!src.empty()) {
+    heading3(zh ? "源代码行" : "Source line");
+    auto& s = AddBlock(doc, Block::Kind::kKeyValues);
+    s.monospace = true;
+    std::string file = Scalar(src.value("local_file", src.value("recorded_file", json())));
+    s.pairs.push_back({zh ? "位置" : "location", file + ":" + Scalar(src.value("line", json())) + " (" +
+                                                     Scalar(src.value("function", json())) + ")"});
+    s.pairs.push_back({zh ? "代码" : "code", Scalar(src.value("line_text", src.value("recorded_code", json())))});
+    s.pairs.push_back({zh ? "在本次改动的 hunk 中" : "inside a changed hunk", YesNo(src.value("in_changed_hunk", json()), zh)});
+    if (src.value("notes", json()).is_array())
+      for (const auto& n : src["notes"]) s.pairs.push_back({zh ? "备注" : "note", Scalar(n)});
+    const json& hunk = src.value("hunk", json());
+    if (hunk.is_object()) {
+      heading3((zh ? "Git 改动 " : "Git hunk ") + Scalar(hunk.value("file", json())));
+      std::string text = Scalar(hunk.value("header", json())) + "\n";
+      for (const auto& l : hunk.value("lines", json::array())) text += Scalar(l) + "\n";
+      AddBlock(doc, Block::Kind::kCode).text = text;
+    }
+  }
+  const json& stack = fd.value("stack", json());
+  if (IsFrameList(stack)) {
+    heading3(zh ? "调用栈（最内层在前，=> 标记首个用户代码帧）" : "Stack (innermost first, => marks the first user frame)");
+    auto& t = AddBlock(doc, Block::Kind::kTable);
+    t.monospace = true;
+    t.header = {"", "file", "line", "function", "code"};
+    const json& uf = fd.value("user_frame", json());
+    bool marked = false;
+    for (const auto& f : stack) {
+      bool user = !marked && uf.is_object() && uf.value("file", json()) == f.value("file", json()) &&
+                  uf.value("line", json()) == f.value("line", json());
+      marked = marked || user;
+      t.rows.push_back({user ? "=>" : "", FrameField(f, {"file"}), FrameField(f, {"line"}), FrameField(f, {"function"}),
+                        FrameField(f, {"code"})});
+    }
+  } else if (fd.value("stack_note", json()).is_string()) {
+    AddBlock(doc, Block::Kind::kParagraph).text = std::string(zh ? "无调用栈：" : "No stack: ") + fd["stack_note"].get<std::string>();
+  }
+  AddRows(fd.value("differing_inputs", json()), zh ? "不同的输入" : "Differing inputs", zh, doc, AddBlock);
+  AddRows(fd.value("differing_arguments", json()), zh ? "不同的非张量参数" : "Differing arguments", zh, doc, AddBlock);
+  AddRows(fd.value("divergent_rows", json()), zh ? "分歧行" : "Divergent rows", zh, doc, AddBlock);
+  const json& noise = hunt.value("noise", json());
+  if (noise.is_array() && !noise.empty()) {
+    heading3((zh ? "分歧前仅输入不同的记录（噪声） " : "Input-only differences before it (noise) ") + std::to_string(noise.size()));
+    auto& t = AddBlock(doc, Block::Kind::kTable);
+    t.monospace = true;
+    t.header = {"api", "kind", zh ? "说明" : "explanation"};
+    for (size_t i = 0; i < noise.size() && i < kRowsShown; ++i)
+      t.rows.push_back({Scalar(noise[i].value("api", json())), Scalar(noise[i].value("kind", json())),
+                        Scalar(noise[i].value("explanation", json()))});
+  }
+}
+
 }  // namespace
 
 void AddHuntSection(const json& hunt, Language language, Document& doc) {
   const bool zh = language == Language::kZh;
-  auto add = [&](Block::Kind kind) -> Block& {
-    doc.blocks.emplace_back();
-    doc.blocks.back().kind = kind;
-    return doc.blocks.back();
-  };
+  auto add = [&](Block::Kind kind) -> Block& { return AddBlock(doc, kind); };
   auto& h = add(Block::Kind::kHeading);
   h.level = 2;
   h.text = zh ? "根因定位（首个分歧算子）" : "Root cause (first divergent operator)";
@@ -64,10 +225,27 @@ void AddHuntSection(const json& hunt, Language language, Document& doc) {
     add(Block::Kind::kParagraph).text = hunt.dump(2);
     return;
   }
+  const bool v1 = hunt.value("schema", json()) == "parity.hunt/1";
+  if (v1) AddHuntV1(hunt, zh, doc);
 
+  // Probe evidence and anything else this reader does not lay out itself: for a file of
+  // another shape, every scalar; for parity.hunt/1, the keys the contract does not name.
+  static const std::set<std::string> kKnownV1 = {
+      "schema", "source", "mode", "criteria", "matching", "real_data_metrics", "found", "explanation",
+      "first_divergence", "next_divergences", "noise", "first_any_difference", "counts", "compare_table", "hunt_json"};
+  json rest = json::object();
+  for (const auto& [k, x] : hunt.items())
+    if (!v1 || !kKnownV1.count(k)) rest[k] = x;
+  if (rest.empty()) return;
+  if (v1) {
+    auto& eh = add(Block::Kind::kHeading);
+    eh.level = 3;
+    eh.text = zh ? "其他证据" : "Further evidence";
+  }
   auto& kv = add(Block::Kind::kKeyValues);
   kv.monospace = true;
-  Flatten(hunt, "", kv.pairs, 0);
+  Flatten(rest, "", kv.pairs, 0);
+  if (kv.pairs.empty()) doc.blocks.pop_back();
 
   // Stacks, hunks, multi-line sources and evidence, wherever in the file they are (one-line
   // values such as the source line are in the key/value list above).
@@ -83,7 +261,7 @@ void AddHuntSection(const json& hunt, Language language, Document& doc) {
         texts.push_back({key, &x});
     }
   };
-  visit(visit, hunt, "");
+  visit(visit, rest, "");
 
   for (const auto& [key, frames] : stacks) {
     auto& sh = add(Block::Kind::kHeading);

@@ -1,5 +1,6 @@
 // Replay of a reproduce.json (parity reproduce): see reproduce.h.
 #include <algorithm>
+#include <iterator>
 #include <system_error>
 
 #include "domain/report/reproduce.h"
@@ -39,6 +40,69 @@ class PathMap {
  private:
   std::vector<std::pair<std::string, std::string>> pairs_;
 };
+
+// The part of a file or folder name before its first digit: what stays when a name is
+// stamped with a time, host and pid (TensorBoard's events.out.tfevents.<time>.<host>.<pid>.0,
+// torchtitan's <date>-<time> folders).
+std::string StampPrefix(const std::string& name) { return name.substr(0, name.find_first_of("0123456789")); }
+
+// A recorded input under the rerun's report directory that the rerun wrote under another
+// run-stamped name: below the nearest folder that exists, the one path of the same depth
+// whose every part starts like the recorded one. Anything else is an error naming both.
+Result<fs::path> ResolveStamped(const fs::path& wanted, const fs::path& report_dir) {
+  fs::path base = wanted.parent_path();
+  std::error_code ec;
+  while (!fs::is_directory(base, ec) && base.has_relative_path() && base != report_dir) base = base.parent_path();
+  auto fail = [&](const std::string& why) {
+    return NotFound("the recorded input " + wanted.string() + " is not in the rerun, " + why)
+        .WithHint("the step that writes it must run before this one; check the replayed steps' logs in " +
+                  (report_dir / "replay").string());
+  };
+  if (base == report_dir || !fs::is_directory(base, ec)) return fail("and nothing in the rerun stands in for it");
+  std::vector<std::string> parts;
+  for (const auto& p : wanted.lexically_relative(base)) parts.push_back(StampPrefix(p.string()));
+  std::vector<fs::path> found;
+  for (fs::recursive_directory_iterator it(base, ec), end; !ec && it != end; it.increment(ec)) {
+    auto rel = it->path().lexically_relative(base);
+    size_t depth = std::distance(rel.begin(), rel.end());
+    if (depth > parts.size()) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    size_t i = 0;
+    bool match = true;
+    for (const auto& part : rel) match = match && part.string().rfind(parts[i++], 0) == 0;
+    if (!match) it.disable_recursion_pending();
+    else if (depth == parts.size() && !it->is_directory(ec)) found.push_back(it->path());
+  }
+  if (found.size() == 1) return found[0];
+  std::string list;
+  for (const auto& f : found) list += " " + f.string();
+  return fail(found.empty() ? "and no file under " + base.string() + " is named like it"
+                            : "and several files could stand in for it:" + list);
+}
+
+// `parity call TOOL ARGUMENTS`: inputs that earlier steps wrote under run-stamped names are
+// looked up again in the rerun, and said so.
+Status ResolveCallInputs(std::vector<std::string>& argv, const fs::path& report_dir,
+                         const std::function<void(const std::string&)>& print) {
+  if (argv.size() < 4 || argv[1] != "call") return Status::Ok();
+  json args = json::parse(argv[3], nullptr, /*allow_exceptions=*/false);
+  if (!args.is_object()) return InvalidArgument("the recorded arguments of parity call " + argv[2] + " are not a JSON object");
+  const std::string root = report_dir.string() + "/";
+  for (auto& [key, value] : args.items()) {
+    if (!value.is_string()) continue;
+    std::string path = value;
+    std::error_code ec;
+    if (path.rfind(root, 0) != 0 || fs::exists(path, ec)) continue;
+    auto resolved = ResolveStamped(path, report_dir);
+    if (!resolved.ok()) return std::move(resolved).take_status().Context("arguments." + key + " of parity call " + argv[2]);
+    if (print) print("   arguments." + key + ": " + path + " was written as " + resolved->string() + " in the rerun\n");
+    value = resolved->string();
+  }
+  argv[3] = args.dump();
+  return Status::Ok();
+}
 
 ProcessOptions Cmd(std::vector<std::string> argv) {
   ProcessOptions p;
@@ -95,6 +159,17 @@ Status Replay(const ReplayOptions& o) {
                                std::string("creating the ") + side + " worktree at " + commit));
   }
 
+  // The recorded refs, pointing where they pointed then, so steps that name them (a hunk
+  // lookup between baseline and candidate refs) resolve in the clone as they did.
+  for (const char* side : {"baseline", "candidate"}) {
+    if (!r[side]["ref"].is_string()) continue;
+    std::string ref = r[side]["ref"];
+    if (ref == "HEAD" || ref.find_first_of("~^:") != std::string::npos) continue;
+    PARITY_RETURN_IF_ERROR(Run(o, Cmd({"git", "-C", repo_dir.string(), "update-ref", "refs/heads/" + ref,
+                                       r[side]["commit"].get<std::string>()}),
+                               std::string("recreating the ") + side + " ref " + ref));
+  }
+
   // Infra files go into both worktrees, as audit_workspace did.
   if (r["infra"]["tarball"].is_string()) {
     std::string rel = r["infra"]["tarball"];
@@ -145,6 +220,7 @@ Status Replay(const ReplayOptions& o) {
     if (!o.dry_run && !fs::is_directory(p.cwd)) {
       return NotFound(what + ": working directory " + p.cwd.string() + " does not exist in the rerun");
     }
+    if (!o.dry_run && p.argv[0] == parity) PARITY_RETURN_IF_ERROR(ResolveCallInputs(p.argv, report_dir, o.print).Context(what));
     PARITY_RETURN_IF_ERROR(Run(o, std::move(p), what));
   }
   if (o.print) o.print("replayed " + std::to_string(steps.size()) + " steps; outputs in " + report_dir.string() + "\n");

@@ -7,6 +7,7 @@
 
 #include <git2.h>
 
+#include "domain/run/launch.h"
 #include "support/json_reader.h"
 
 namespace parity::report {
@@ -124,6 +125,52 @@ json RemotesContaining(GitRepo& g, const json& remotes, const std::string& commi
   return names;
 }
 
+// Where the launcher left the initial checkpoint that run_training then moved into the
+// report directory (torchtitan: outputs/checkpoint/step-1), as run_training decides it; empty
+// when the launcher saves there itself.
+std::string CheckpointToMove(const json& inputs) {
+  run::LaunchRequest r;
+  r.launcher = inputs.value("launcher", std::string("torchtitan"));
+  r.phase = "gen_ckpt";
+  r.script = inputs.value("script", std::string());
+  r.model = inputs.value("model", std::string());
+  r.config = inputs.value("config", std::string());
+  r.checkpoint_dir = inputs.value("checkpoint_dir", std::string());
+  auto launch = run::BuildLaunch(r);
+  return launch.ok() && launch->checkpoint_to_move ? *launch->checkpoint_to_move : std::string();
+}
+
+// run_training acts around its command without recording a command of its own: it clears
+// the checkpoint folder (the skill's rm -rf outputs/checkpoint, recorded in
+// inputs.cleared_checkpoint_folder) and moves a new initial checkpoint into the report
+// directory (outputs.checkpoint). A rerun needs both, so they become steps of their own.
+void AddTrainingSideSteps(const json& e, const json& step, json& steps, bool after, const fs::path& report_dir) {
+  const json inputs = e.value("inputs", json::object());
+  auto derived = [&](const char* suffix, const char* action, std::vector<std::string> argv) {
+    json s = step;
+    s["id"] = step["id"].get<std::string>() + suffix;
+    s["action"] = action;
+    s["env"] = json::object();
+    s["argv"] = std::move(argv);
+    s["outputs"] = json::object();
+    steps.push_back(std::move(s));
+  };
+  if (!after) {
+    if (inputs.value("cleared_checkpoint_folder", json()).is_string()) {
+      derived(".clear", "clear_checkpoint", {"rm", "-rf", "--", inputs["cleared_checkpoint_folder"]});
+    }
+    return;
+  }
+  const json outputs = e.value("outputs", json::object());
+  if (e.value("action", "") != "gen_ckpt" || !outputs.value("checkpoint", json()).is_string()) return;
+  std::string from = CheckpointToMove(inputs);
+  if (from.empty()) return;
+  std::string to = inputs.value("checkpoint_dir", json()).is_string()
+                       ? inputs["checkpoint_dir"].get<std::string>()
+                       : (report_dir / outputs["checkpoint"].get<std::string>()).string();
+  derived(".move", "move_checkpoint", {"mv", "-T", "--", step["cwd"].get<std::string>() + "/" + from, to});
+}
+
 std::string EntryName(const json& e, size_t index) {
   return "manifest.json entries[" + std::to_string(index) + "] (" + e.value("id", std::string("no id")) + ")";
 }
@@ -138,6 +185,11 @@ Result<json> BuildReproduce(const ReportModel& model, const std::string& generat
                   "\"reproduce\" out of formats");
   }
   const json& entries = model.manifest["entries"];
+  // The directory the recorded commands wrote to (and Replay maps), as the ledger says; the
+  // in-process calls are replayed into the same place, never into a copy's own folder.
+  const std::string recorded_dir = model.manifest.value("report_dir", json()).is_string()
+                                       ? model.manifest["report_dir"].get<std::string>()
+                                       : model.report_dir.string();
   json sides = json::object();
   std::string repo_path;
   json environment = json::object();
@@ -191,14 +243,17 @@ Result<json> BuildReproduce(const ReportModel& model, const std::string& generat
                                " call cannot be reproduced");
       }
       step["host"] = "local";
-      step["cwd"] = model.report_dir.string();
+      step["cwd"] = recorded_dir;
       step["env"] = json::object();
-      step["argv"] = {"parity", "call", tool, e["inputs"].dump(), "--report-dir", model.report_dir.string()};
+      step["argv"] = {"parity", "call", tool, e["inputs"].dump(), "--report-dir", recorded_dir};
     } else {
       continue;  // acted without a process and without effects to replay (e.g. an in-process probe)
     }
     step["outputs"] = e.contains("outputs") && e["outputs"].is_object() ? e["outputs"] : json::object();
-    steps.push_back(std::move(step));
+    const bool training = tool == "run_training" && step["cwd"].is_string();
+    if (training) AddTrainingSideSteps(e, step, steps, /*after=*/false, recorded_dir);
+    steps.push_back(step);
+    if (training) AddTrainingSideSteps(e, step, steps, /*after=*/true, recorded_dir);
   }
 
   if (repo_path.empty()) {
@@ -255,10 +310,6 @@ Result<json> BuildReproduce(const ReportModel& model, const std::string& generat
   json infra = {{"tarball", nullptr}, {"files", model.infra_files}};
   if (!model.infra_tarball.empty()) infra["tarball"] = model.infra_tarball.lexically_relative(model.report_dir).string();
 
-  // The directory the recorded commands wrote to (and Replay maps), as the ledger says.
-  std::string recorded_dir = model.manifest.value("report_dir", json()).is_string()
-                                 ? model.manifest["report_dir"].get<std::string>()
-                                 : model.report_dir.string();
   json out = {{"schema", kReproduceSchema},
               {"generated", generated_at},
               {"report_dir", recorded_dir},

@@ -10,7 +10,10 @@
 //    "warnings": ["the candidate commit ... is on no remote ..."],
 //    "steps": [{"id", "tool", "action", "side", "config", "host", "cwd", "env", "argv",
 //               "outputs"}]}  in ledger order; in-process tools appear as
-//               ["parity", "call", TOOL, ARGUMENTS-JSON, "--report-dir", REPORT_DIR].
+//               ["parity", "call", TOOL, ARGUMENTS-JSON, "--report-dir", REPORT_DIR], and
+//               what run_training did around its command becomes steps "<id>.clear"
+//               (rm -rf of the checkpoint folder) and "<id>.move" (the new initial
+//               checkpoint moved into the report directory).
 // Validation refuses empty values, placeholders ("<config>", "TODO", "xxx"), commits
 // that are not 40 hex digits or not in the repository, and paths that do not exist,
 // naming the field (JSON path) that is wrong.
@@ -50,11 +53,13 @@ struct ReplayOptions {
   std::function<void(const std::string& text)> print;
 };
 
-// Replays a reproduce.json: clones nothing the user owns; creates detached worktrees of
-// both commits under work_dir (git worktree add in repo.path), extracts the infra tarball
-// into both, then runs every step with the recorded paths mapped to work_dir. Each step's
-// output is written to work_dir/numerical_report/<its recorded outputs.log>, or to
-// replay/<id>.log when it recorded none.
+// Replays a reproduce.json: clones the repository into work_dir/repo (the user's checkout
+// is only read), sets the recorded refs to their commits there, creates detached worktrees
+// of both commits under work_dir/worktrees, extracts the infra tarball into both, then runs
+// every step with the recorded paths mapped into work_dir. Each step's output is written to
+// work_dir/numerical_report/<its recorded outputs.log>, or to replay/<id>.log when it
+// recorded none. A `parity call` input that an earlier step wrote under a run-stamped name
+// (TensorBoard's events.out.tfevents.<time>.<host>.<pid>) is looked up again in the rerun.
 Status Replay(const ReplayOptions& options);
 
 }  // namespace parity::report

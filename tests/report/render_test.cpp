@@ -106,6 +106,11 @@ TEST_P(PdfOfEachVerdict, RendersWithChineseHeadingsVerdictCommitsAndPageNumbers)
     EXPECT_NE(text.out.find(heading), std::string::npos) << "heading " << heading << " missing";
   }
   EXPECT_NE(text.out.find(c.verdict), std::string::npos);
+  if (c.fixture == "gelu_tanh") {  // the root cause msprobe_first_diff found (hunt/hunt.json)
+    for (const char* s : {"根因定位", "Functional.gelu.0.forward", "approximate=\"tanh\"", "@@ -57 +57 @@", "=>"}) {
+      EXPECT_NE(text.out.find(s), std::string::npos) << s << " missing from the root-cause section";
+    }
+  }
   json reproduce = ReadJson(dir / "report" / "reproduce.json");
   for (const char* side : {"baseline", "candidate"}) {
     std::string commit = reproduce[side]["commit"];

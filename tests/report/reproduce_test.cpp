@@ -1,5 +1,7 @@
-// reproduce.json from the ledger of real runs, and `Replay` rerunning the recorded
-// trainings in fresh worktrees: the rerun must print the very same numbers.
+// reproduce.json from the ledger that `parity premerge` wrote, and `parity reproduce`
+// replaying all of it in a fresh directory: the trainings print the very same numbers, and
+// the recorded compare_logs and msprobe_first_diff calls, run again on the rerun's outputs,
+// give the same verdict, statistics and first divergent API.
 #include <fstream>
 #include <regex>
 
@@ -33,6 +35,10 @@ std::string RevParse(const std::string& repo, const std::string& ref) {
   return r.out.substr(0, r.out.find('\n'));
 }
 
+std::string Action(const json& step) {
+  return step["action"].get<std::string>() + ":" + (step["side"].is_string() ? step["side"].get<std::string>() : "-");
+}
+
 TEST(Reproduce, BuiltFromTheLedgerWithTheRealCommitsAndCommands) {
   json r = RenderReproduce("gelu_tanh", "reproduce_built");
   const std::string repo = r["repo"]["path"];
@@ -45,59 +51,108 @@ TEST(Reproduce, BuiltFromTheLedgerWithTheRealCommitsAndCommands) {
   EXPECT_EQ(r["infra"]["files"], json({"scripts/run_train.sh"}));
 
   std::vector<std::string> actions;
-  for (const auto& s : r["steps"]) actions.push_back(s["action"].get<std::string>() + ":" +
-                                                     (s["side"].is_string() ? s["side"].get<std::string>() : "-"));
-  EXPECT_EQ(actions, (std::vector<std::string>{"gen_ckpt:candidate", "train:baseline", "train:candidate", "compare:both"}));
-  const json& train = r["steps"][1];
+  for (const auto& s : r["steps"]) actions.push_back(Action(s));
+  // premerge: initial checkpoint (cleared folder, run, moved into the report directory), both
+  // trainings, the compare; then the hunt: one dump run per side and msprobe_first_diff.
+  EXPECT_EQ(actions, (std::vector<std::string>{"clear_checkpoint:-", "gen_ckpt:-", "move_checkpoint:-",
+                                               "clear_checkpoint:baseline", "train:baseline",
+                                               "clear_checkpoint:candidate", "train:candidate", "compare:both",
+                                               "train:baseline", "train:candidate", "first_diff:both"}))
+      << r["steps"].dump(2);
+  const json& move = r["steps"][2];
+  EXPECT_EQ(move["argv"][0], "mv");
+  EXPECT_EQ(move["argv"][3], r["candidate"]["worktree"].get<std::string>() + "/outputs/checkpoint/step-1");
+  EXPECT_EQ(move["argv"][4], r["report_dir"].get<std::string>() + "/initial_ckpt_toy_small");
+  const json& train = r["steps"][4];
   EXPECT_EQ(train["cwd"], r["baseline"]["worktree"]);
-  EXPECT_EQ(train["env"]["PYTHONHASHSEED"], "0");
   EXPECT_NE(train["argv"].dump().find("--debug.deterministic"), std::string::npos);
-  const json& compare = r["steps"][3];
+  EXPECT_NE(train["argv"].dump().find("--checkpoint.initial_load_path"), std::string::npos);
+  const json& compare = r["steps"][7];
   EXPECT_EQ(compare["argv"][0], "parity");
   EXPECT_EQ(compare["argv"][2], "compare_logs");
+  EXPECT_NE(compare["argv"][3].get<std::string>().find("tfevents"), std::string::npos);
 }
 
-TEST(Reproduce, ReplayRerunsTheTrainingsInFreshWorktreesBitwise) {
-  fs::path dir;
-  json r = RenderReproduce("refactor", "replay", &dir);
-  // The compare step needs the compare_logs tool in the parity binary; this test replays
-  // the trainings, which are what a stranger cannot take on trust.
-  json steps = json::array();
-  for (const auto& s : r["steps"])
-    if (s["tool"] == "run_training") steps.push_back(s);
-  ASSERT_EQ(steps.size(), 3u);
-  r["steps"] = steps;
-  fs::path file = dir / "report" / "reproduce_trainings.json";
-  std::ofstream(file) << r.dump(2);
-
-  ReplayOptions o;
-  o.reproduce_json = file;
-  o.work_dir = dir.parent_path() / "rerun";
-  std::string printed;
-  o.print = [&](const std::string& text) { printed += text; };
-  Status s = Replay(o);
-  ASSERT_TRUE(s.ok()) << s.ToString() << "\n" << printed;
-  EXPECT_TRUE(fs::is_directory(o.work_dir / "worktrees" / "baseline" / ".git") ||
-              fs::is_regular_file(o.work_dir / "worktrees" / "baseline" / ".git"));
-  // The infra file came out of the tarball into both worktrees.
-  EXPECT_NE(Slurp(o.work_dir / "worktrees" / "candidate" / "scripts" / "run_train.sh").find("infra patch"),
-            std::string::npos);
-  EXPECT_NE(printed.find("infra patch active"), std::string::npos);
-
+// The numbers a run printed, without colours.
+std::vector<std::string> StepLines(const fs::path& log) {
   static const std::regex kStep(R"(step:\s*\d+\s+loss:\s*\S+\s+grad_norm:\s*\S+)");
   static const std::regex kAnsi("\x1b\\[[0-9;]*m");
-  auto step_lines = [](const fs::path& log) {
-    std::string text = std::regex_replace(Slurp(log), kAnsi, "");
-    std::vector<std::string> lines;
-    for (std::sregex_iterator it(text.begin(), text.end(), kStep), end; it != end; ++it) lines.push_back(it->str());
-    return lines;
-  };
-  for (const char* original : {"baseline_toy_small_train.log", "candidate_toy_small_train.log"}) {
-    auto before = step_lines(dir / original);
-    auto after = step_lines(o.work_dir / "numerical_report" / original);  // where the original log was
-    ASSERT_EQ(before.size(), 20u) << original;
-    EXPECT_EQ(after, before) << original << ": the replay printed different numbers";
+  std::string text = std::regex_replace(Slurp(log), kAnsi, "");
+  std::vector<std::string> lines;
+  for (std::sregex_iterator it(text.begin(), text.end(), kStep), end; it != end; ++it) lines.push_back(it->str());
+  return lines;
+}
+
+TEST(Reproduce, ParityReproduceReplaysTrainingsCompareAndHuntToTheSameResults) {
+  fs::path dir;
+  json r = RenderReproduce("gelu_tanh", "replay", &dir);
+  fs::path rerun = dir.parent_path() / "rerun";
+  auto run = RunOrFail({PARITY_BINARY, "reproduce", (dir / "report" / "reproduce.json").string(), "--work-dir",
+                        rerun.string()},
+                       590);
+  ASSERT_TRUE(run.success()) << run.out;
+  EXPECT_NE(run.out.find("infra patch active"), std::string::npos) << "the infra file was not used";
+  // The compare read the rerun's own TensorBoard files, whose names carry a new time and pid.
+  EXPECT_NE(run.out.find("was written as " + (rerun / "numerical_report" / "tb").string()), std::string::npos) << run.out;
+  const fs::path again = rerun / "numerical_report";
+
+  for (const char* log : {"baseline_toy_small_train.log", "candidate_toy_small_train.log"}) {
+    auto before = StepLines(dir / log);
+    ASSERT_EQ(before.size(), 10u) << log;
+    EXPECT_EQ(StepLines(again / log), before) << log << ": the replay printed different numbers";
   }
+
+  json first = ReadJson(dir / "toy_small" / "report.json");
+  json second = ReadJson(again / "toy_small" / "report.json");
+  ASSERT_TRUE(second.is_object()) << "the replayed compare wrote no report.json";
+  EXPECT_EQ(second["verdict"], "FAIL");
+  EXPECT_EQ(second["verdict"], first["verdict"]);
+  EXPECT_EQ(second["mode"], first["mode"]);
+  for (const auto& [metric, stats] : first["metrics"].items()) {
+    for (const char* k : {"steps_compared", "max_abs", "max_abs_step", "mean_abs", "max_rel", "max_rel_step",
+                          "mean_rel", "first_exceeding_step", "exceeding_count", "bitwise_equal", "nan_inf"}) {
+      EXPECT_EQ(second["metrics"][metric][k], stats[k]) << metric << "." << k;
+    }
+  }
+  EXPECT_EQ(Slurp(again / "toy_small" / "diff_summary.csv"), Slurp(dir / "toy_small" / "diff_summary.csv"));
+
+  json hunt = ReadJson(again / "hunt" / "hunt.json");
+  json hunt_before = ReadJson(dir / "hunt" / "hunt.json");
+  ASSERT_TRUE(hunt.is_object()) << "the replayed msprobe_first_diff wrote no hunt.json";
+  EXPECT_EQ(hunt["first_divergence"]["api"], "Functional.gelu.0.forward");
+  EXPECT_EQ(hunt["first_divergence"]["inputs_equal"], hunt_before["first_divergence"]["inputs_equal"]);
+  EXPECT_EQ(hunt["first_divergence"]["source"]["hunk"], hunt_before["first_divergence"]["source"]["hunk"]);
+  EXPECT_EQ(hunt["counts"], hunt_before["counts"]);
+
+  // The user's repository was only read.
+  EXPECT_EQ(RevParse(r["repo"]["path"], "numerics/gelu-tanh"), r["candidate"]["commit"]);
+}
+
+TEST(Reproduce, ACompareWhoseInputsTheRerunDidNotWriteFailsNamingTheArgument) {
+  fs::path dir;
+  json r = RenderReproduce("refactor", "replay_compare_only", &dir);
+  json steps = json::array();
+  for (const auto& s : r["steps"])
+    if (s["tool"] == "compare_logs") steps.push_back(s);
+  ASSERT_EQ(steps.size(), 1u);
+  r["steps"] = steps;
+  fs::path file = dir / "report" / "compare_only.json";
+  std::ofstream(file) << r.dump(2);
+  auto run = RunOrFail({PARITY_BINARY, "reproduce", file.string(), "--work-dir", (dir.parent_path() / "rerun").string()});
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("arguments.baseline of parity call compare_logs"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("is not in the rerun"), std::string::npos) << run.out;
+}
+
+TEST(Reproduce, PrintShowsTheStepsAndRunsNothing) {
+  fs::path dir;
+  json r = RenderReproduce("refactor", "replay_print", &dir);
+  auto run = RunOrFail({PARITY_BINARY, "reproduce", dir.string(), "--print"});
+  ASSERT_TRUE(run.success()) << run.out;
+  EXPECT_NE(run.out.find("$ git clone"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("mv -T --"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("compare_logs"), std::string::npos) << run.out;
+  EXPECT_FALSE(fs::exists("parity-reproduce"));
 }
 
 TEST(Reproduce, ReplayRefusesAFileWithAMissingValueNamingTheField) {
