@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <unistd.h>
 
-#include <libssh/libssh.h>
+#include "support/ssh_dl.h"
 
 namespace parity::run {
 
@@ -26,7 +26,7 @@ class LocalHost final : public Host {
   Status Reconnect() override { return Status::Ok(); }
 };
 
-std::string SshError(ssh_session session) { return ssh_get_error(session); }
+std::string SshError(const SshApi& ssh, ssh_session session) { return ssh.get_error(session); }
 
 std::filesystem::path DefaultKnownHosts() {
   const char* home = std::getenv("HOME");
@@ -34,29 +34,29 @@ std::filesystem::path DefaultKnownHosts() {
 }
 
 // "SHA256:<base64>" of the server's host key, or a note why it is not available.
-std::string ServerKeyFingerprint(ssh_session session) {
+std::string ServerKeyFingerprint(const SshApi& ssh, ssh_session session) {
   ssh_key key = nullptr;
-  if (ssh_get_server_publickey(session, &key) != SSH_OK) return "(server key unavailable)";
+  if (ssh.get_server_publickey(session, &key) != SSH_OK) return "(server key unavailable)";
   unsigned char* hash = nullptr;
   size_t hash_len = 0;
   std::string out = "(fingerprint unavailable)";
-  if (ssh_get_publickey_hash(key, SSH_PUBLICKEY_HASH_SHA256, &hash, &hash_len) == 0) {
-    char* text = ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, hash_len);
+  if (ssh.get_publickey_hash(key, SSH_PUBLICKEY_HASH_SHA256, &hash, &hash_len) == 0) {
+    char* text = ssh.get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, hash_len);
     if (text) {
       out = text;
-      ssh_string_free_char(text);
+      ssh.string_free_char(text);
     }
-    ssh_clean_pubkey_hash(&hash);
+    ssh.clean_pubkey_hash(&hash);
   }
-  const char* type = ssh_key_type_to_char(ssh_key_type(key));
+  const char* type = ssh.key_type_to_char(ssh.key_type(key));
   if (type) out = std::string(type) + " " + out;
-  ssh_key_free(key);
+  ssh.key_free(key);
   return out;
 }
 
 class SshHost final : public Host {
  public:
-  explicit SshHost(SshTarget target) : target_(std::move(target)) {}
+  SshHost(const SshApi& ssh, SshTarget target) : ssh_(ssh), target_(std::move(target)) {}
   ~SshHost() override { Disconnect(); }
 
   std::string Describe() const override { return target_.Describe(); }
@@ -64,20 +64,20 @@ class SshHost final : public Host {
 
   Status Connect() {
     Disconnect();
-    session_ = ssh_new();
+    session_ = ssh_.session_new();
     if (!session_) return Internal("libssh: ssh_new failed");
     long timeout = target_.connect_timeout_s;
     int port = target_.port;
     std::string known_hosts = (target_.known_hosts ? *target_.known_hosts : DefaultKnownHosts()).string();
-    ssh_options_set(session_, SSH_OPTIONS_HOST, target_.host.c_str());
-    ssh_options_set(session_, SSH_OPTIONS_PORT, &port);
-    ssh_options_set(session_, SSH_OPTIONS_TIMEOUT, &timeout);
-    ssh_options_set(session_, SSH_OPTIONS_KNOWNHOSTS, known_hosts.c_str());
-    if (target_.known_hosts) ssh_options_set(session_, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, known_hosts.c_str());
-    if (!target_.user.empty()) ssh_options_set(session_, SSH_OPTIONS_USER, target_.user.c_str());
+    ssh_.options_set(session_, SSH_OPTIONS_HOST, target_.host.c_str());
+    ssh_.options_set(session_, SSH_OPTIONS_PORT, &port);
+    ssh_.options_set(session_, SSH_OPTIONS_TIMEOUT, &timeout);
+    ssh_.options_set(session_, SSH_OPTIONS_KNOWNHOSTS, known_hosts.c_str());
+    if (target_.known_hosts) ssh_.options_set(session_, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, known_hosts.c_str());
+    if (!target_.user.empty()) ssh_.options_set(session_, SSH_OPTIONS_USER, target_.user.c_str());
 
-    if (ssh_connect(session_) != SSH_OK) {
-      return Unavailable("cannot connect to " + Describe() + ": " + SshError(session_))
+    if (ssh_.connect(session_) != SSH_OK) {
+      return Unavailable("cannot connect to " + Describe() + ": " + SshError(ssh_, session_))
           .WithHint("check the host, port and that sshd is running and reachable");
     }
     PARITY_RETURN_IF_ERROR(VerifyHostKey(known_hosts));
@@ -87,7 +87,7 @@ class SshHost final : public Host {
   Status Reconnect() override { return Connect(); }
 
   Result<ProcessResult> Exec(const std::vector<std::string>& argv, const ExecOptions& options) override {
-    if (!session_ || !ssh_is_connected(session_)) {
+    if (!session_ || !ssh_.is_connected(session_)) {
       return Unavailable("the SSH connection to " + Describe() + " is closed");
     }
     std::vector<std::string> full;
@@ -98,29 +98,30 @@ class SshHost final : public Host {
     full.insert(full.end(), argv.begin(), argv.end());
     std::string command = ShellQuote(full);
 
-    ssh_channel channel = ssh_channel_new(session_);
-    if (!channel) return Unavailable("SSH channel to " + Describe() + ": " + SshError(session_));
+    ssh_channel channel = ssh_.channel_new(session_);
+    if (!channel) return Unavailable("SSH channel to " + Describe() + ": " + SshError(ssh_, session_));
     struct Closer {
+      const SshApi& ssh;
       ssh_channel c;
-      ~Closer() { ssh_channel_close(c); ssh_channel_free(c); }
-    } closer{channel};
-    if (ssh_channel_open_session(channel) != SSH_OK) {
-      return Unavailable("SSH session channel to " + Describe() + " failed: " + SshError(session_))
+      ~Closer() { ssh.channel_close(c); ssh.channel_free(c); }
+    } closer{ssh_, channel};
+    if (ssh_.channel_open_session(channel) != SSH_OK) {
+      return Unavailable("SSH session channel to " + Describe() + " failed: " + SshError(ssh_, session_))
           .WithHint("the connection may have been lost; parity reconnects on the next call");
     }
-    if (ssh_channel_request_exec(channel, command.c_str()) != SSH_OK) {
-      return Unavailable("SSH exec on " + Describe() + " failed: " + SshError(session_));
+    if (ssh_.channel_request_exec(channel, command.c_str()) != SSH_OK) {
+      return Unavailable("SSH exec on " + Describe() + " failed: " + SshError(ssh_, session_));
     }
     if (!options.stdin_data.empty()) {
       size_t sent = 0;
       while (sent < options.stdin_data.size()) {
-        int n = ssh_channel_write(channel, options.stdin_data.data() + sent,
-                                  static_cast<uint32_t>(options.stdin_data.size() - sent));
-        if (n == SSH_ERROR) return Unavailable("SSH write to " + Describe() + ": " + SshError(session_));
+        int n = ssh_.channel_write(channel, options.stdin_data.data() + sent,
+                                   static_cast<uint32_t>(options.stdin_data.size() - sent));
+        if (n == SSH_ERROR) return Unavailable("SSH write to " + Describe() + ": " + SshError(ssh_, session_));
         sent += static_cast<size_t>(n);
       }
     }
-    ssh_channel_send_eof(channel);
+    ssh_.channel_send_eof(channel);
 
     ProcessResult result;
     auto start = std::chrono::steady_clock::now();
@@ -131,31 +132,31 @@ class SshHost final : public Host {
       to.append(data, std::min(room, static_cast<size_t>(n)));
     };
     while (true) {
-      int n = ssh_channel_read_timeout(channel, buf, sizeof buf, 0, 100);
+      int n = ssh_.channel_read_timeout(channel, buf, sizeof buf, 0, 100);
       if (n == SSH_ERROR) {
         return Unavailable("SSH connection to " + Describe() + " lost while running " + ShellQuote(argv) +
-                           ": " + SshError(session_));
+                           ": " + SshError(ssh_, session_));
       }
       if (n > 0) append(result.out, buf, n);
-      int e = ssh_channel_read_nonblocking(channel, buf, sizeof buf, 1);
+      int e = ssh_.channel_read_nonblocking(channel, buf, sizeof buf, 1);
       if (e == SSH_ERROR) {
-        return Unavailable("SSH connection to " + Describe() + " lost: " + SshError(session_));
+        return Unavailable("SSH connection to " + Describe() + " lost: " + SshError(ssh_, session_));
       }
       if (e > 0) append(result.err, buf, e);
-      if (n <= 0 && e <= 0 && ssh_channel_is_eof(channel)) break;
+      if (n <= 0 && e <= 0 && ssh_.channel_is_eof(channel)) break;
       auto elapsed = std::chrono::steady_clock::now() - start;
       if (options.timeout && elapsed > *options.timeout) { result.timed_out = true; break; }
       if (options.cancel.cancelled()) { result.cancelled = true; break; }
     }
-    if (!result.timed_out && !result.cancelled) result.exit_code = ssh_channel_get_exit_status(channel);
+    if (!result.timed_out && !result.cancelled) result.exit_code = ssh_.channel_get_exit_status(channel);
     result.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return result;
   }
 
  private:
   Status VerifyHostKey(const std::string& known_hosts) {
-    enum ssh_known_hosts_e state = ssh_session_is_known_server(session_);
-    std::string fingerprint = ServerKeyFingerprint(session_);
+    enum ssh_known_hosts_e state = ssh_.session_is_known_server(session_);
+    std::string fingerprint = ServerKeyFingerprint(ssh_, session_);
     std::string where = "[" + target_.host + "]:" + std::to_string(target_.port);
     switch (state) {
       case SSH_KNOWN_HOSTS_OK:
@@ -181,31 +182,31 @@ class SshHost final : public Host {
       case SSH_KNOWN_HOSTS_ERROR:
       default:
         return Unavailable("cannot check the host key of " + Describe() + " against " + known_hosts + ": " +
-                           SshError(session_));
+                           SshError(ssh_, session_));
     }
   }
 
   Status Authenticate() {
     std::vector<std::string> tried;
-    int rc = ssh_userauth_none(session_, nullptr);
+    int rc = ssh_.userauth_none(session_, nullptr);
     if (rc == SSH_AUTH_SUCCESS) return Status::Ok();
     if (target_.identity_file) {
       tried.push_back("key " + target_.identity_file->string());
       ssh_key key = nullptr;
-      if (ssh_pki_import_privkey_file(target_.identity_file->c_str(), nullptr, nullptr, nullptr, &key) != SSH_OK) {
+      if (ssh_.pki_import_privkey_file(target_.identity_file->c_str(), nullptr, nullptr, nullptr, &key) != SSH_OK) {
         return InvalidArgument("cannot read the SSH private key " + target_.identity_file->string())
             .WithHint("give an unencrypted key file readable by parity, or use ssh-agent");
       }
-      rc = ssh_userauth_publickey(session_, nullptr, key);
-      ssh_key_free(key);
+      rc = ssh_.userauth_publickey(session_, nullptr, key);
+      ssh_.key_free(key);
       if (rc == SSH_AUTH_SUCCESS) return Status::Ok();
     } else {
       if (std::getenv("SSH_AUTH_SOCK")) {
         tried.push_back("ssh-agent");
-        if (ssh_userauth_agent(session_, nullptr) == SSH_AUTH_SUCCESS) return Status::Ok();
+        if (ssh_.userauth_agent(session_, nullptr) == SSH_AUTH_SUCCESS) return Status::Ok();
       }
       tried.push_back("~/.ssh/id_* keys");
-      if (ssh_userauth_publickey_auto(session_, nullptr, nullptr) == SSH_AUTH_SUCCESS) return Status::Ok();
+      if (ssh_.userauth_publickey_auto(session_, nullptr, nullptr) == SSH_AUTH_SUCCESS) return Status::Ok();
     }
     if (target_.password_env) {
       const char* password = std::getenv(target_.password_env->c_str());
@@ -214,7 +215,7 @@ class SshHost final : public Host {
             .WithHint("export it in the environment parity runs in; passwords are never read from files");
       }
       tried.push_back("password from $" + *target_.password_env);
-      if (ssh_userauth_password(session_, nullptr, password) == SSH_AUTH_SUCCESS) return Status::Ok();
+      if (ssh_.userauth_password(session_, nullptr, password) == SSH_AUTH_SUCCESS) return Status::Ok();
     }
     std::string list;
     for (const auto& t : tried) list += (list.empty() ? "" : ", ") + t;
@@ -224,11 +225,12 @@ class SshHost final : public Host {
 
   void Disconnect() {
     if (!session_) return;
-    ssh_disconnect(session_);
-    ssh_free(session_);
+    ssh_.disconnect(session_);
+    ssh_.free(session_);
     session_ = nullptr;
   }
 
+  const SshApi& ssh_;
   SshTarget target_;
   ssh_session session_ = nullptr;
 };
@@ -248,7 +250,8 @@ std::unique_ptr<Host> MakeLocalHost() { return std::make_unique<LocalHost>(); }
 
 Result<std::unique_ptr<Host>> ConnectSsh(const SshTarget& target) {
   if (target.host.empty()) return InvalidArgument("SSH target has no host");
-  auto host = std::make_unique<SshHost>(target);
+  PARITY_ASSIGN_OR_RETURN(const SshApi* ssh, LoadSsh());
+  auto host = std::make_unique<SshHost>(*ssh, target);
   PARITY_RETURN_IF_ERROR(host->Connect());
   return std::unique_ptr<Host>(std::move(host));
 }
