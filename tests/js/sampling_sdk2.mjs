@@ -1,0 +1,43 @@
+// inject_prints' MCP-sampling analyser through the official TypeScript SDK v2 client
+// (@modelcontextprotocol/client 2.4.x) negotiating the 2026-07-28 era: there the question
+// is an input_required result (MRTR) whose sampling/createMessage input requests the client
+// fulfils with lib/sampling_steps.mjs's stand-in model before retrying the call.
+//
+// usage: node sampling_sdk2.mjs <server target (see lib/harness.mjs)>
+import "./lib/deps.mjs";
+import { check, cleanupAll, onCleanup, parseArgs, resolveTarget, step, watchdog } from "./lib/harness.mjs";
+import { makeRepository, runSamplingSteps, StandInModel } from "./lib/sampling_steps.mjs";
+
+const { Client, StreamableHTTPClientTransport } = await import("@modelcontextprotocol/client");
+const { StdioClientTransport } = await import("@modelcontextprotocol/client/stdio");
+
+watchdog(180);
+const { target } = parseArgs(process.argv.slice(2));
+// With a key in the environment analyser=auto would try DeepSeek first (and the network).
+delete process.env.DEEPSEEK_API_KEY;
+
+const fixture = await step("git repository with model.py", () => makeRepository());
+process.chdir(fixture.root);  // the server's working directory: nothing lands in the build tree
+
+const model = new StandInModel();
+const client = new Client({ name: "parity-test-sampling-sdk2", version: "1.0.0" },
+                          { capabilities: { sampling: {} }, versionNegotiation: { mode: "auto" } });
+client.setRequestHandler("sampling/createMessage", async (request) => model.answer(request.params));
+
+const endpoint = await step("start server", () => resolveTarget(target));
+const transport = endpoint.stdio
+  ? new StdioClientTransport({ ...endpoint.stdio, cwd: fixture.root, stderr: "inherit" })
+  : new StreamableHTTPClientTransport(new URL(endpoint.url));
+
+await step("connect in auto mode negotiates 2026-07-28, declaring sampling", async () => {
+  await client.connect(transport);
+  onCleanup(() => client.close());
+  const negotiated = client.getNegotiatedProtocolVersion();
+  check(negotiated === "2026-07-28", `negotiated ${negotiated}, expected 2026-07-28`, client.getServerVersion());
+});
+
+await runSamplingSteps({ model, fixture, call: (params) => client.callTool(params, { timeout: 120_000 }) });
+
+await step("close", () => cleanupAll());
+console.log("PASS");
+process.exit(0);
