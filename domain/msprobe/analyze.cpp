@@ -131,8 +131,7 @@ Status LoadFromDumps(const AnalyzeOptions& options, Loaded& loaded) {
   return Status::Ok();
 }
 
-Status LoadFromTable(const AnalyzeOptions& options, Loaded& loaded) {
-  const fs::path& path = *options.compare_result;
+Status LoadFromTable(const fs::path& path, Loaded& loaded, const AnalyzeOptions& options) {
   std::string ext = path.extension().string();
   for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   Result<TextTable> table = ext == ".xlsx" ? ReadCompareXlsx(path) : ReadCompareCsv(path);
@@ -159,6 +158,41 @@ Status LoadFromTable(const AnalyzeOptions& options, Loaded& loaded) {
   return Status::Ok();
 }
 
+// The real msprobe compare on the two dumps, then its result read like any compare result.
+Status LoadFromMsprobeRun(const AnalyzeOptions& options, Loaded& loaded) {
+  PARITY_ASSIGN_OR_RETURN(DumpFiles base_files, LocateDump(*options.baseline_dump, options.step, options.rank));
+  PARITY_ASSIGN_OR_RETURN(DumpFiles cand_files, LocateDump(*options.candidate_dump, options.step, options.rank));
+  MsprobeRunOptions run = *options.msprobe_run;
+  run.target = cand_files.dump_json;
+  run.golden = base_files.dump_json;
+  if (run.output_dir.empty()) {
+    if (options.output_dir.empty()) return InvalidArgument("running msprobe compare needs an output folder");
+    run.output_dir = options.output_dir / "msprobe_compare";
+  }
+  run.cancel = options.cancel;
+  PARITY_ASSIGN_OR_RETURN(MsprobeRunResult result, RunMsprobeCompare(run));
+  PARITY_RETURN_IF_ERROR(LoadFromTable(result.result_file, loaded, options));
+  if (cand_files.construct_json) {
+    auto parents = ReadConstructJson(*cand_files.construct_json);
+    if (!parents.ok()) return std::move(parents).take_status().Context("candidate construct.json");
+    loaded.parents = std::move(parents).value();
+  }
+  json table_source = loaded.source;
+  loaded.source = {{"kind", "msprobe_run"},
+                   {"msprobe",
+                    {{"argv", result.argv},
+                     {"env", result.env},
+                     {"exit_code", result.exit_code},
+                     {"duration_s", result.duration_s},
+                     {"result_file", result.result_file.string()},
+                     {"log_file", result.log_file.string()}}},
+                   {"baseline_dump_json", base_files.dump_json.string()},
+                   {"candidate_dump_json", cand_files.dump_json.string()},
+                   {"compare_result", table_source}};
+  loaded.table_file = result.result_file.string();
+  return Status::Ok();
+}
+
 json DescribeRows(const DiffInput& input, const std::vector<size_t>& rows) {
   json out = json::array();
   for (size_t r : rows) out.push_back(input.describe(r));
@@ -173,7 +207,13 @@ Result<json> AnalyzeFirstDiff(const AnalyzeOptions& options) {
     if (options.baseline_dump || options.candidate_dump) {
       return InvalidArgument("give either the two dumps or a compare result, not both");
     }
-    PARITY_RETURN_IF_ERROR(LoadFromTable(options, loaded));
+    if (options.msprobe_run) return InvalidArgument("msprobe compare runs on the two dumps, not on a compare result");
+    PARITY_RETURN_IF_ERROR(LoadFromTable(*options.compare_result, loaded, options));
+  } else if (options.msprobe_run) {
+    if (!options.baseline_dump || !options.candidate_dump) {
+      return InvalidArgument("running msprobe compare needs baseline_dump and candidate_dump");
+    }
+    PARITY_RETURN_IF_ERROR(LoadFromMsprobeRun(options, loaded));
   } else {
     if (!options.baseline_dump || !options.candidate_dump) {
       return InvalidArgument("both baseline_dump and candidate_dump are needed (or a compare_result)");

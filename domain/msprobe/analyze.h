@@ -1,5 +1,5 @@
-// msprobe_first_diff end to end: read two dump trees (or an msprobe compare result), compare
-// them as msprobe does, find the first divergent API, its stack, the first user frame, the
+// msprobe_first_diff end to end: read two dump trees (or an msprobe compare result, or the
+// result of running the real msprobe compare on them), compare them as msprobe does, find the first divergent API, its stack, the first user frame, the
 // local source line and the git hunk; write hunt/hunt.json and hunt/compare_table.csv
 // (docs/CONTRACTS.md §4). Knows nothing of MCP.
 #pragma once
@@ -12,6 +12,7 @@
 
 #include "domain/msprobe/compare.h"
 #include "domain/msprobe/first_diff.h"
+#include "domain/msprobe/run_compare.h"
 #include "domain/msprobe/source_locator.h"
 #include "support/cancel.h"
 #include "support/status.h"
@@ -23,6 +24,10 @@ struct AnalyzeOptions {
   std::optional<std::filesystem::path> baseline_dump, candidate_dump;
   // ... or an msprobe compare result (.csv or .xlsx; target = candidate, golden = baseline).
   std::optional<std::filesystem::path> compare_result;
+  // With the two dumps: run the real `msprobe compare` on them (the chosen step and rank's
+  // dump.json files) and analyse its result instead of parity's own compare. target,
+  // golden and (when empty) output_dir are filled in: <output_dir>/msprobe_compare.
+  std::optional<MsprobeRunOptions> msprobe_run;
   std::optional<int> step, rank;
   CompareOptions compare;
   DiffCriteria criteria;

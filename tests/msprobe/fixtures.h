@@ -22,6 +22,11 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// Cell-for-cell agreement of parity's compare CSV with a real msprobe compare CSV (fails
+// the calling test). In tensor mode the real-data metric columns (Cosine ... Five
+// Thousandths Err Ratio) are skipped: parity does not compute them.
+void ExpectTableMatches(const std::filesystem::path& mine, const std::filesystem::path& real, bool tensor_mode);
+
 // Runs argv (no shell) in cwd; returns exit status, fails the test on error.
 int Run(const std::vector<std::string>& argv, const std::filesystem::path& cwd);
 

@@ -14,6 +14,7 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using testing::MsprobeFixtures;
+using testing::ExpectTableMatches;
 using testing::TempDir;
 
 const char* kConfigs[] = {"statistics_L1", "statistics_mix", "md5_L1", "md5_mix", "tensor_L1"};
@@ -83,33 +84,6 @@ TEST(RealFixtures, TensorModeNotesTheTensorFiles) {
   EXPECT_EQ((*hunt)["mode"], "all");
   EXPECT_GT((*hunt)["source"]["candidate"]["tensor_files"].get<int>(), 100);
   EXPECT_TRUE((*hunt)["real_data_metrics"].is_string());
-}
-
-// Cell-for-cell agreement with the real msprobe compare CSV. In tensor mode the real-data
-// metric columns (Cosine ... Five Thousandths Err Ratio) are not computed by parity.
-void ExpectTableMatches(const fs::path& mine, const fs::path& real, bool tensor_mode) {
-  SCOPED_TRACE(real.string());
-  auto a = ReadCompareCsv(mine);
-  auto b = ReadCompareCsv(real);
-  ASSERT_TRUE(a.ok()) << a.status().ToString();
-  ASSERT_TRUE(b.ok()) << b.status().ToString();
-  ASSERT_EQ(a->header, b->header);
-  ASSERT_EQ(a->rows.size(), b->rows.size());
-  const std::set<std::string> skipped = tensor_mode ? std::set<std::string>{"Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
-                                                                            "One Thousandth Err Ratio",
-                                                                            "Five Thousandths Err Ratio"}
-                                                    : std::set<std::string>{};
-  int mismatches = 0;
-  for (size_t r = 0; r < a->rows.size(); ++r) {
-    for (size_t c = 0; c < a->header.size(); ++c) {
-      if (skipped.count(a->header[c])) continue;
-      if (a->rows[r][c] != b->rows[r][c] && ++mismatches <= 10) {
-        ADD_FAILURE() << "row " << r + 2 << " (" << b->rows[r][0] << ") column " << a->header[c] << ": parity \""
-                      << a->rows[r][c] << "\" msprobe \"" << b->rows[r][c] << "\"";
-      }
-    }
-  }
-  EXPECT_EQ(mismatches, 0);
 }
 
 TEST(RealFixtures, CompareTableAgreesWithMsprobeRowForRow) {

@@ -1,5 +1,6 @@
 #include "tools/msprobe_first_diff/msprobe_first_diff.h"
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -27,6 +28,9 @@ struct Params {
   std::string candidate_ref = "HEAD";
   std::map<std::string, std::string> path_map;
   int64_t max_next = 5;
+  bool run_msprobe = false;
+  std::optional<std::string> msprobe_python, msprobe_pythonpath;
+  int64_t msprobe_timeout_s = 1800;
 };
 
 Result<Params> Decode(const json& arguments) {
@@ -41,6 +45,8 @@ Result<Params> Decode(const json& arguments) {
   r.Optional("worktree", p.worktree).Optional("repo", p.repo).Optional("baseline_ref", p.baseline_ref);
   r.Optional("candidate_ref", p.candidate_ref).Optional("path_map", p.path_map);
   r.Optional("max_next", p.max_next).Optional("report_dir", p.report_dir);
+  r.Optional("run_msprobe", p.run_msprobe).Optional("msprobe_python", p.msprobe_python);
+  r.Optional("msprobe_pythonpath", p.msprobe_pythonpath).Optional("msprobe_timeout_s", p.msprobe_timeout_s);
   if (r.ok() && p.compare_result && (p.baseline_dump || p.candidate_dump)) {
     r.Fail(r.Child("compare_result"), "give either baseline_dump + candidate_dump or compare_result, not both");
   }
@@ -55,6 +61,15 @@ Result<Params> Decode(const json& arguments) {
     r.Fail(r.Child("criterion"), "\"tolerance\" needs abs_tol or rel_tol (or use \"bitwise\")");
   }
   if (r.ok() && (p.max_next < 0 || p.max_next > 100)) r.Fail(r.Child("max_next"), "must be between 0 and 100");
+  if (r.ok() && p.run_msprobe && p.compare_result) {
+    r.Fail(r.Child("run_msprobe"), "runs msprobe compare on baseline_dump and candidate_dump; drop compare_result");
+  }
+  if (r.ok() && !p.run_msprobe && (p.msprobe_python || p.msprobe_pythonpath)) {
+    r.Fail(r.Child(p.msprobe_python ? "msprobe_python" : "msprobe_pythonpath"), "only used with run_msprobe: true");
+  }
+  if (r.ok() && (p.msprobe_timeout_s < 1 || p.msprobe_timeout_s > 86400)) {
+    r.Fail(r.Child("msprobe_timeout_s"), "must be between 1 and 86400");
+  }
   PARITY_RETURN_IF_ERROR(r.Finish());
   return p;
 }
@@ -80,6 +95,14 @@ msprobe::AnalyzeOptions ToOptions(const Params& p, const fs::path& out_dir, cons
   o.locate.candidate_ref = p.candidate_ref;
   for (const auto& [from, to] : p.path_map) o.locate.path_map.push_back({from, to});
   o.max_next = static_cast<size_t>(p.max_next);
+  if (p.run_msprobe) {
+    msprobe::MsprobeRunOptions run;
+    if (p.msprobe_python) run.python = fs::path(*p.msprobe_python);
+    if (p.msprobe_pythonpath) run.python_path = *p.msprobe_pythonpath;
+    run.fuzzy = p.fuzzy_match;
+    run.timeout = std::chrono::seconds(p.msprobe_timeout_s);
+    o.msprobe_run = run;
+  }
   o.output_dir = out_dir;
   o.cancel = ctx.cancellation();
   return o;
@@ -126,7 +149,20 @@ mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
   entry.inputs = arguments;
   if (result.ok()) {
     entry.outputs = {{"hunt", "hunt/hunt.json"}};
-    if ((*result)["compare_table"].is_string()) entry.outputs["compare_table"] = "hunt/compare_table.csv";
+    if ((*result)["compare_table"].is_string()) {
+      entry.outputs["compare_table"] =
+          fs::path((*result)["compare_table"].get<std::string>()).lexically_relative(report_dir).generic_string();
+    }
+    const json& source = (*result)["source"];
+    if (source["kind"] == "msprobe_run") {  // what parity ran, for parity reproduce
+      ledger::Command command;
+      command.argv = source["msprobe"]["argv"].get<std::vector<std::string>>();
+      command.cwd = fs::path(source["msprobe"]["result_file"].get<std::string>()).parent_path().string();
+      if (p.msprobe_pythonpath) command.env["PYTHONPATH"] = *p.msprobe_pythonpath;
+      entry.command = command;
+      entry.outputs["msprobe_log"] =
+          fs::path(source["msprobe"]["log_file"].get<std::string>()).lexically_relative(report_dir).generic_string();
+    }
     entry.outcome = {{"status", "ok"}, {"duration_s", seconds}, {"message", Summary(*result)}};
   } else {
     entry.outcome = {{"status", result.status().kind() == ErrorKind::kCancelled ? "cancelled" : "failed"},
@@ -157,7 +193,8 @@ mcp::Tool MakeMsprobeFirstDiffTool() {
       "next divergent APIs, the in-place CRC noise msprobe dumps carry, the call stack, the first user-code frame "
       "mapped to a local file, the source line, and the git hunk between baseline_ref and candidate_ref that "
       "changed it. Writes hunt/hunt.json and hunt/compare_table.csv (msprobe's column layout) to the report "
-      "directory.";
+      "directory. With run_msprobe it runs the real `msprobe compare` on the two dumps (msprobe on PATH, or "
+      "msprobe_python -m msprobe.msprobe) and analyses msprobe's own result.";
   tool.spec.input_schema = MsprobeFirstDiffInputSchema();
   tool.spec.output_schema = MsprobeFirstDiffOutputSchema();
   tool.spec.annotations.read_only = false;  // writes its report files, never the user's tree

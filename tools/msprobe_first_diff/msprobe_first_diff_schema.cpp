@@ -25,7 +25,11 @@ json MsprobeFirstDiffInputSchema() {
     "baseline_ref": {"type": "string", "description": "Baseline commit/ref; with it the hunk changed between baseline_ref and candidate_ref that covers the source line is returned."},
     "candidate_ref": {"type": "string", "default": "HEAD"},
     "max_next": {"type": "integer", "minimum": 0, "maximum": 100, "default": 5, "description": "How many further divergent APIs to list."},
-    "report_dir": {"type": "string", "description": "Report directory (hunt/hunt.json, hunt/compare_table.csv, the ledger); default the server's."}
+    "report_dir": {"type": "string", "description": "Report directory (hunt/hunt.json, hunt/compare_table.csv, the ledger); default the server's."},
+    "run_msprobe": {"type": "boolean", "default": false, "description": "Run the real `msprobe compare -tp <candidate dump.json> -gp <baseline dump.json>` (with -fm when fuzzy_match) and analyse its result (hunt/msprobe_compare/) instead of parity's own compare. Needs msprobe installed: `msprobe` on PATH, or msprobe_python."},
+    "msprobe_python": {"type": "string", "description": "With run_msprobe: a Python interpreter to run `-m msprobe.msprobe` with, instead of `msprobe` on PATH."},
+    "msprobe_pythonpath": {"type": "string", "description": "With run_msprobe: PYTHONPATH for msprobe (a source copy's python/ folder, joined with ':')."},
+    "msprobe_timeout_s": {"type": "integer", "minimum": 1, "maximum": 86400, "default": 1800, "description": "With run_msprobe: how long msprobe compare may run."}
   },
   "additionalProperties": false
 })json");
