@@ -6,7 +6,7 @@
 // usage: node sampling_sdk1.mjs <server target (see lib/harness.mjs)>
 import "./lib/deps.mjs";
 import { check, cleanupAll, onCleanup, parseArgs, resolveTarget, step, watchdog } from "./lib/harness.mjs";
-import { makeRepository, runSamplingSteps, StandInModel } from "./lib/sampling_steps.mjs";
+import { countToolCalls, makeRepository, runSamplingSteps, StandInModel } from "./lib/sampling_steps.mjs";
 
 const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
 const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
@@ -29,6 +29,7 @@ const endpoint = await step("start server", () => resolveTarget(target));
 const transport = endpoint.stdio
   ? new StdioClientTransport({ ...endpoint.stdio, cwd: fixture.root, stderr: "inherit" })
   : new StreamableHTTPClientTransport(new URL(endpoint.url));
+const toolCalls = countToolCalls(transport);
 
 await step("initialize (2025-11-25 handshake) declaring sampling", async () => {
   await client.connect(transport);
@@ -36,7 +37,7 @@ await step("initialize (2025-11-25 handshake) declaring sampling", async () => {
   check(client.getServerCapabilities()?.tools, "server did not declare tools", client.getServerCapabilities());
 });
 
-await runSamplingSteps({ model, fixture,
+await runSamplingSteps({ model, fixture, toolCalls, rounds: 1,
                          call: (params) => client.callTool(params, undefined, { timeout: 120_000 }) });
 
 await step("close", () => cleanupAll());

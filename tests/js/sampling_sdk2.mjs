@@ -6,7 +6,7 @@
 // usage: node sampling_sdk2.mjs <server target (see lib/harness.mjs)>
 import "./lib/deps.mjs";
 import { check, cleanupAll, onCleanup, parseArgs, resolveTarget, step, watchdog } from "./lib/harness.mjs";
-import { makeRepository, runSamplingSteps, StandInModel } from "./lib/sampling_steps.mjs";
+import { countToolCalls, makeRepository, runSamplingSteps, StandInModel } from "./lib/sampling_steps.mjs";
 
 const { Client, StreamableHTTPClientTransport } = await import("@modelcontextprotocol/client");
 const { StdioClientTransport } = await import("@modelcontextprotocol/client/stdio");
@@ -28,6 +28,7 @@ const endpoint = await step("start server", () => resolveTarget(target));
 const transport = endpoint.stdio
   ? new StdioClientTransport({ ...endpoint.stdio, cwd: fixture.root, stderr: "inherit" })
   : new StreamableHTTPClientTransport(new URL(endpoint.url));
+const toolCalls = countToolCalls(transport);
 
 await step("connect in auto mode negotiates 2026-07-28, declaring sampling", async () => {
   await client.connect(transport);
@@ -36,7 +37,8 @@ await step("connect in auto mode negotiates 2026-07-28, declaring sampling", asy
   check(negotiated === "2026-07-28", `negotiated ${negotiated}, expected 2026-07-28`, client.getServerVersion());
 });
 
-await runSamplingSteps({ model, fixture, call: (params) => client.callTool(params, { timeout: 120_000 }) });
+await runSamplingSteps({ model, fixture, toolCalls, rounds: 2,
+                         call: (params) => client.callTool(params, { timeout: 120_000 }) });
 
 await step("close", () => cleanupAll());
 console.log("PASS");

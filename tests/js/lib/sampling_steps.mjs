@@ -129,7 +129,22 @@ export function makeRepository() {
   return { root, repo, reportDir: join(root, "report") };
 }
 
-export async function runSamplingSteps({ call, model, fixture }) {
+// Counts the tools/call requests a client transport sends (wrapped before connecting): one
+// per call in the legacy era, two in the 2026-07-28 era (the call, then its retry carrying
+// the answers of one input_required round that asked every target's question).
+export function countToolCalls(transport) {
+  const counter = { sent: 0 };
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    if (message?.method === "tools/call") counter.sent += 1;
+    return send(message, options);
+  };
+  return counter;
+}
+
+// call(params): the SDK's tools/call; toolCalls: countToolCalls' counter; rounds: the
+// tools/call requests one analysing call should take.
+export async function runSamplingSteps({ call, model, fixture, toolCalls, rounds }) {
   const { repo, reportDir } = fixture;
   const targets = TARGETS.map((t) => ({ file: "model.py", line: t.line }));
   const structured = async (name, args) => {
@@ -152,8 +167,11 @@ export async function runSamplingSteps({ call, model, fixture }) {
 
   const analysis = await step("analyze with analyser=sampling: the client's model decides", async () => {
     const from = model.requests.length;
+    const sentBefore = toolCalls.sent;
     const out = await structured("inject_prints", { action: "analyze", worktree, analyser: "sampling", targets });
     model.expectOnePerTarget(from, "analyze");
+    check(toolCalls.sent - sentBefore === rounds, `expected ${rounds} tools/call request(s) for one call, ` +
+          `the client sent ${toolCalls.sent - sentBefore}`);
     check(out.analyser === "sampling" && out.requested === "sampling", "the result does not say sampling decided", out);
     for (const [i, t] of TARGETS.entries()) {
       const got = out.targets?.[i];
