@@ -18,13 +18,13 @@ const { target } = parseArgs(process.argv.slice(2));
 // With a key in the environment analyser=auto would try DeepSeek first (and the network).
 delete process.env.DEEPSEEK_API_KEY;
 
-const fixture = await step("git repository with model.py", () => makeRepository());
-process.chdir(fixture.root);  // the server's working directory: nothing lands in the build tree
-
+// Registered before anything is created: a client refusing the handler leaves nothing behind.
 const model = new StandInModel();
 const client = new Client({ name: "parity-test-sampling-sdk1", version: "1.0.0" }, { capabilities: { sampling: {} } });
 client.setRequestHandler(CreateMessageRequestSchema, async (request) => model.answer(request.params));
 
+const fixture = await step("git repository with model.py", () => makeRepository());
+process.chdir(fixture.root);  // the server's working directory: nothing lands in the build tree
 const endpoint = await step("start server", () => resolveTarget(target));
 const transport = endpoint.stdio
   ? new StdioClientTransport({ ...endpoint.stdio, cwd: fixture.root, stderr: "inherit" })
