@@ -21,6 +21,9 @@ constexpr const char* kUsage =
     "                                            register parity and its skills with an assistant\n"
     "  premerge --config premerge.json [--yes] [--steps N] [--report-dir DIR]\n"
     "                                            the whole pre-merge accuracy check; exit 0 PASS, 1 FAIL, 2 other\n"
+    "  hunt --config config.json [--max-iterations N] [--tolerance T] [--report-dir DIR] [--yes]\n"
+    "                                            PrecisionComparer's root-cause loop; exit 0 no divergence,\n"
+    "                                            1 divergence located, 2 other\n"
     "  reproduce REPRODUCE.json|REPORT_DIR (--work-dir DIR | --print)\n"
     "                                            replay what a report's ledger recorded, in a fresh clone\n"
     "  --version\n";
@@ -48,6 +51,7 @@ int main(int argc, char** argv) {
   if (command == "serve") return parity::cli::ServeCommand(rest);
   if (command == "install") return parity::cli::InstallCommand(rest);
   if (command == "premerge") return parity::cli::PremergeCommand(rest);
+  if (command == "hunt") return parity::cli::HuntCommand(rest);
   if (command == "reproduce") return parity::cli::ReproduceCommand(rest);
   std::fprintf(stderr, "parity: unknown command \"%s\"\n%s", command.c_str(), kUsage);
   return parity::cli::kExitUsage;

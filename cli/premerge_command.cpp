@@ -3,11 +3,10 @@
 // stderr: a progress bar on a terminal, plain lines otherwise; stdout: the outcome as JSON.
 #include <unistd.h>
 
-#include <cmath>
 #include <cstdio>
-#include <mutex>
 
 #include "cli/commands.h"
+#include "cli/pipeline_display.h"
 #include "cli/tool_runner.h"
 #include "cli/workflow_commands.h"
 #include "domain/workflow/premerge.h"
@@ -26,70 +25,6 @@ int Usage(const std::string& why) {
   return kExitUsage;
 }
 
-// Step boundaries, notes and the tools' progress, drawn for a person (terminal) or a log.
-class Display : public workflow::PipelineObserver {
- public:
-  explicit Display(bool terminal) : terminal_(terminal) {}
-
-  void Step(size_t index, size_t total, std::string_view title) override {
-    std::lock_guard lock(mutex_);
-    step_ = index;
-    total_ = total;
-    title_ = std::string(title);
-    detail_.clear();
-    last_decile_ = -1;
-    if (terminal_) Draw();
-    else std::fprintf(stderr, "[premerge %zu/%zu] %s\n", index, total, title_.c_str());
-  }
-  void Note(std::string_view line) override {
-    std::lock_guard lock(mutex_);
-    if (terminal_) {
-      std::fprintf(stderr, "\r\033[K  %.*s\n", static_cast<int>(line.size()), line.data());
-      Draw();
-    } else {
-      std::fprintf(stderr, "  %.*s\n", static_cast<int>(line.size()), line.data());
-    }
-  }
-  void Progress(double done, std::optional<double> total, const std::string& message) {
-    std::lock_guard lock(mutex_);
-    detail_ = message.empty() ? (total ? std::to_string(static_cast<long>(done)) + "/" +
-                                             std::to_string(static_cast<long>(*total))
-                                       : std::to_string(static_cast<long>(done)))
-                              : message;
-    if (terminal_) {
-      Draw();
-      return;
-    }
-    int decile = total && *total > 0 ? static_cast<int>(std::floor(10 * done / *total)) : -1;
-    if (decile != last_decile_) {
-      last_decile_ = decile;
-      std::fprintf(stderr, "    %s\n", detail_.c_str());
-    }
-  }
-  void Finish() {
-    if (terminal_) std::fprintf(stderr, "\r\033[K");
-  }
-
- private:
-  void Draw() {
-    constexpr int kWidth = 24;
-    int filled = total_ ? static_cast<int>(kWidth * (step_ - 1) / total_) : 0;
-    std::string bar(filled, '#');
-    bar.resize(kWidth, '.');
-    std::string line = "[" + bar + "] " + std::to_string(step_) + "/" + std::to_string(total_) + " " + title_;
-    if (!detail_.empty()) line += " — " + detail_;
-    if (line.size() > 160) line.resize(160);
-    std::fprintf(stderr, "\r\033[K%s", line.c_str());
-    std::fflush(stderr);
-  }
-
-  bool terminal_;
-  std::mutex mutex_;
-  size_t step_ = 0, total_ = 0;
-  std::string title_, detail_;
-  int last_decile_ = -1;
-};
-
 json OutcomeJson(const workflow::PremergeOutcome& o) {
   json cases = json::array();
   for (const auto& c : o.cases) {
@@ -101,13 +36,6 @@ json OutcomeJson(const workflow::PremergeOutcome& o) {
           {"candidate_commit", o.candidate_commit},
           {"outputs", o.report.value("outputs", json::object())},
           {"warnings", o.warnings}};
-}
-
-json ErrorJson(const Status& s) {
-  json evidence = json::object();
-  for (const auto& e : s.evidence()) evidence[e.name] = e.value;
-  return {{"verdict", "ERROR"},
-          {"error", {{"kind", ErrorKindName(s.kind())}, {"message", s.message()}, {"hint", s.hint()}, {"evidence", evidence}}}};
 }
 
 }  // namespace
@@ -130,7 +58,7 @@ int PremergeCommand(const std::vector<std::string>& args) {
   auto config = workflow::ReadPremergeConfig(config_path);
   if (!config.ok()) {
     std::fprintf(stderr, "parity premerge: %s\n", config.status().ToString().c_str());
-    std::printf("%s\n", ErrorJson(config.status()).dump(2).c_str());
+    std::printf("%s\n", PipelineErrorJson(config.status()).dump(2).c_str());
     return 2;
   }
   if (!steps.empty()) {
@@ -144,7 +72,7 @@ int PremergeCommand(const std::vector<std::string>& args) {
   }
   if (!report_dir.empty()) config->report_dir = std::filesystem::absolute(report_dir).lexically_normal();
 
-  Display display(isatty(STDERR_FILENO) == 1);
+  PipelineDisplay display("premerge", isatty(STDERR_FILENO) == 1);
   InProcessToolRunner runner(config->report_dir, [&display](double done, std::optional<double> total,
                                                             const std::string& message) {
     display.Progress(done, total, message);
@@ -156,7 +84,7 @@ int PremergeCommand(const std::vector<std::string>& args) {
   int code = workflow::PremergeExitCode(outcome);
   if (!outcome.ok()) {
     std::fprintf(stderr, "parity premerge: stopped: %s\n", outcome.status().ToString().c_str());
-    std::printf("%s\n", ErrorJson(outcome.status()).dump(2).c_str());
+    std::printf("%s\n", PipelineErrorJson(outcome.status()).dump(2).c_str());
     return code;
   }
   for (const auto& c : outcome->cases) std::fprintf(stderr, "%s: %s — %s\n", c.config.c_str(), c.verdict.c_str(), c.reason.c_str());

@@ -70,6 +70,7 @@ Result<json> InProcessToolRunner::Call(const std::string& name, const json& argu
   ProgressChannel channel(on_progress_);
   mcp::CallSetup setup;
   setup.channel = &channel;
+  setup.cancel = cancel_;
   setup.progress_token = "pipeline";
   setup.report_dir = report_dir_;
   mcp::InvokeInputs inputs;

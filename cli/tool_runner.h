@@ -10,6 +10,7 @@
 
 #include "domain/workflow/premerge.h"
 #include "mcp-server/registry.h"
+#include "support/cancel.h"
 
 namespace parity::cli {
 
@@ -20,9 +21,14 @@ class InProcessToolRunner : public workflow::StepRunner {
 
   Result<nlohmann::json> Call(const std::string& tool, const nlohmann::json& arguments) override;
 
+  // Every later call gets this token (a pipeline cancelled by SIGINT/SIGTERM stops its
+  // training jobs the way an MCP client's cancellation does).
+  void SetCancellation(CancellationToken token) { cancel_ = std::move(token); }
+
  private:
   std::filesystem::path report_dir_;
   ProgressFn on_progress_;
+  CancellationToken cancel_;
   mcp::ToolRegistry registry_;
 };
 

@@ -1,6 +1,7 @@
 // The workflow subcommands: `parity premerge --config premerge.json [--yes]` (the whole
-// premerge-accuracy-check skill) and `parity hunt` (not built yet: see docs/workflows.md).
-// Exit status: 0 PASS, 1 FAIL, 2 INCONCLUSIVE, an error, or bad usage.
+// premerge-accuracy-check skill; exit 0 PASS, 1 FAIL, 2 INCONCLUSIVE, an error, or bad
+// usage) and `parity hunt --config config.json [--yes]` (PrecisionComparer's root-cause
+// loop; exit 0 no divergence, 1 divergence located, 2 inconclusive, an error, or bad usage).
 #pragma once
 
 #include <string>
@@ -9,5 +10,6 @@
 namespace parity::cli {
 
 int PremergeCommand(const std::vector<std::string>& args);
+int HuntCommand(const std::vector<std::string>& args);
 
 }  // namespace parity::cli

@@ -12,6 +12,7 @@ namespace {
 void DecodeSide(JsonReader& r, ComparerSide& side) {
   r.Optional("mode", side.mode).OneOf("mode", side.mode, {"local", "remote"});
   r.Optional("log_path", side.log_path).Optional("code_path", side.code_path).Required("run_script", side.run_script);
+  r.Optional("ref", side.ref);
   if (r.Has("ssh")) {
     r.Object("ssh", false, [&](JsonReader& s) {
       ComparerSsh ssh;
@@ -20,6 +21,7 @@ void DecodeSide(JsonReader& r, ComparerSide& side) {
       side.ssh = ssh;
     });
   }
+  if (r.ok() && side.ref && side.ref->empty()) r.Fail(r.Child("ref"), "must not be empty (omit it for code_path's HEAD)");
   if (r.ok() && side.mode == "remote" && (!side.ssh || side.ssh->host.empty())) {
     r.Fail(r.Child("ssh.host"), "required when mode is remote");
   }
@@ -27,6 +29,7 @@ void DecodeSide(JsonReader& r, ComparerSide& side) {
 
 nlohmann::json SideJson(const ComparerSide& s) {
   nlohmann::json j = {{"mode", s.mode}, {"log_path", s.log_path}, {"code_path", s.code_path}, {"run_script", s.run_script}};
+  if (s.ref) j["ref"] = *s.ref;
   if (s.ssh) {
     j["ssh"] = {{"host", s.ssh->host}, {"username", s.ssh->username}, {"port", s.ssh->port}};
     if (s.ssh->password) j["ssh"]["password"] = "***";
@@ -39,6 +42,7 @@ nlohmann::json SideJson(const ComparerSide& s) {
 Result<ComparerConfig> ParseComparerConfig(const nlohmann::json& value, const std::string& name) {
   PARITY_RETURN_IF_ERROR(ExpectObject(value, name));
   ComparerConfig c;
+  c.name = name;
   JsonReader r(value, name);
   r.Object("baseline", true, [&](JsonReader& s) { DecodeSide(s, c.baseline); });
   r.Object("test", true, [&](JsonReader& s) { DecodeSide(s, c.test); });
@@ -64,7 +68,14 @@ Result<ComparerConfig> ReadComparerConfig(const std::filesystem::path& path) {
   if (buf.str().size() > (4u << 20)) return InvalidArgument(path.string() + ": larger than 4 MiB");
   nlohmann::json value = nlohmann::json::parse(buf.str(), nullptr, false);
   if (value.is_discarded()) return InvalidArgument(path.string() + ": not valid JSON");
-  return ParseComparerConfig(value, path.filename().string());
+  PARITY_ASSIGN_OR_RETURN(ComparerConfig config, ParseComparerConfig(value, path.filename().string()));
+  const std::filesystem::path folder = std::filesystem::absolute(path).parent_path();
+  for (ComparerSide* side : {&config.baseline, &config.test}) {
+    if (side->mode == "local" && !side->code_path.empty() && std::filesystem::path(side->code_path).is_relative()) {
+      side->code_path = (folder / side->code_path).lexically_normal().string();
+    }
+  }
+  return config;
 }
 
 nlohmann::json Redacted(const ComparerConfig& c) {

@@ -4,6 +4,7 @@
 
 #include "domain/workflow/matrix.h"
 #include "domain/workflow/repo_catalog.h"
+#include "domain/workflow/tensorboard_run.h"
 
 namespace parity::workflow {
 
@@ -236,8 +237,7 @@ class Pipeline {
       fs::path tb_dir = TensorBoardDir(side, entry.name);
       if (c_.tensorboard) {
         std::vector<std::string> extra = args.value("extra_args", std::vector<std::string>{});
-        extra.push_back("--metrics.enable_tensorboard");
-        extra.push_back("--metrics.save_tb_folder=" + tb_dir.string());
+        for (auto& flag : TensorBoardFlags(tb_dir)) extra.push_back(flag);
         args["extra_args"] = extra;
       }
       PARITY_ASSIGN_OR_RETURN(json run, Call("run_training", args));
@@ -246,8 +246,12 @@ class Pipeline {
       logs_[entry.name][side] = log;
       obs_.Note(entry.name + ": " + side + " " + run["job"].value("message", "ok") + " (" + log + ")");
       if (c_.tensorboard) {
-        PARITY_ASSIGN_OR_RETURN(fs::path events, NewestEventFile(tb_dir));
-        events_[entry.name][side] = events.string();
+        auto events = NewestEventFile(tb_dir);
+        if (!events.ok()) {
+          Status s = std::move(events).take_status();
+          return s.WithHint(s.hint() + "; otherwise set \"tensorboard\": false to compare the printed values");
+        }
+        events_[entry.name][side] = events->string();
       }
     }
     return Status::Ok();
@@ -257,23 +261,6 @@ class Pipeline {
   // decimals) cannot decide 1e-5, so the runs also write TensorBoard into the report directory.
   fs::path TensorBoardDir(const std::string& side, const std::string& config) const {
     return c_.report_dir / "tb" / (side + "_" + config);
-  }
-
-  static Result<fs::path> NewestEventFile(const fs::path& dir) {
-    std::error_code ec;
-    fs::path newest;
-    for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-      if (it->is_regular_file(ec) && it->path().filename().string().find("tfevents") != std::string::npos &&
-          it->path() > newest) {
-        newest = it->path();
-      }
-    }
-    if (newest.empty()) {
-      return NotFound("the run wrote no TensorBoard event file under " + dir.string())
-          .WithHint("the launcher must honour --metrics.enable_tensorboard and --metrics.save_tb_folder; "
-                    "otherwise set \"tensorboard\": false to compare the printed values");
-    }
-    return newest;
   }
 
   // Step 5b: the run logs must hold no error (错误上报原则), whatever file is compared.

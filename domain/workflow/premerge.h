@@ -17,26 +17,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "domain/workflow/pipeline.h"
 #include "domain/workflow/premerge_config.h"
 #include "support/status.h"
 
 namespace parity::workflow {
-
-// Calls one parity tool; returns its structured result, or the tool's error as a Status.
-class StepRunner {
- public:
-  virtual ~StepRunner() = default;
-  virtual Result<nlohmann::json> Call(const std::string& tool, const nlohmann::json& arguments) = 0;
-};
-
-// Where the pipeline says what it is doing (the command line draws it as a progress bar
-// on a terminal, plain lines otherwise).
-class PipelineObserver {
- public:
-  virtual ~PipelineObserver() = default;
-  virtual void Step(size_t index, size_t total, std::string_view title) = 0;
-  virtual void Note(std::string_view line) = 0;
-};
 
 struct CaseVerdict {
   std::string config;

@@ -1,0 +1,629 @@
+#include "domain/workflow/hunt.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "domain/ledger/ledger.h"
+#include "domain/workflow/hunt_repo.h"
+#include "domain/workflow/hunt_script.h"
+#include "domain/workflow/tensorboard_run.h"
+
+namespace parity::workflow {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr size_t kSteps = 7;
+constexpr const char* kCase = "hunt_logs";  // the case of the uninstrumented runs (logs, report.json)
+
+struct RunFiles {
+  std::string log;     // the run's output (probe lines), or the config's log_path
+  std::string events;  // its TensorBoard event file (full-precision metrics), when asked for
+  const std::string& metrics() const { return events.empty() ? log : events; }
+};
+
+struct Side {
+  std::string name;  // baseline | candidate (parity's names; PrecisionComparer says "test")
+  const ComparerSide* config = nullptr;
+  std::string key;  // baseline | test (the config's key)
+  fs::path worktree;
+  std::vector<std::string> argv;  // run_script, mapped into the worktree
+  fs::path dump_dir;
+  std::optional<fs::path> log_path;  // the config's log_path, mapped; empty: run_training's log
+  RunFiles run0;                    // the uninstrumented run's
+};
+
+Result<json> ReadJson(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot read " + path.string());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json j = json::parse(ss.str(), nullptr, false);
+  if (j.is_discarded()) return InvalidArgument(path.string() + ": not valid JSON");
+  return j;
+}
+
+Status WriteJson(const fs::path& path, const json& value) {
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << value.dump(2) << "\n";
+    if (!out) return Unavailable("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) return Unavailable("cannot rename " + tmp.string() + " to " + path.string() + ": " + ec.message());
+  return Status::Ok();
+}
+
+std::string Rel(const fs::path& file, const fs::path& root) {
+  return fs::path(file).lexically_normal().lexically_relative(root.lexically_normal()).generic_string();
+}
+
+bool IsTensorRecord(const json& probe) {
+  const json& b = probe.value("baseline", json::object());
+  return b.is_object() && b.value("type", "").find("Tensor") != std::string::npos;
+}
+
+class Hunt {
+ public:
+  Hunt(const ComparerConfig& c, const HuntOptions& o, StepRunner& r, PipelineObserver& obs)
+      : c_(c), o_(o), run_(r), obs_(obs) {
+    base_ = {"baseline", &c.baseline, "baseline"};
+    cand_ = {"candidate", &c.test, "test"};
+  }
+
+  Result<HuntOutcome> Run() {
+    Result<HuntOutcome> result = Body();
+    // Probes never outlive the hunt, whatever happened (error, cancel, a refused step).
+    Status reverted = RevertAll();
+    if (!result.ok()) {
+      Status s = std::move(result).take_status();
+      if (!reverted.ok()) s.WithEvidence("revert", reverted.ToString());
+      if (!wt_created_) return s;
+      return s.WithHint((s.hint().empty() ? "" : s.hint() + "; ") + "the worktrees " + base_.worktree.string() +
+                        " and " + cand_.worktree.string() + " are left for inspection (remove them with parity call "
+                        "audit_workspace '{\"action\":\"cleanup\",\"repo\":\"" + repo_.repo.string() + "\"}')");
+    }
+    if (!reverted.ok()) return reverted;
+    return result;
+  }
+
+ private:
+  Result<json> Call(const std::string& tool, json args) {
+    if (o_.cancel.cancelled()) return Cancelled("parity hunt was cancelled before " + tool);
+    args["report_dir"] = o_.report_dir.string();
+    auto r = run_.Call(tool, args);
+    if (!r.ok()) return std::move(r).take_status().Context(tool);
+    return r;
+  }
+
+  Result<HuntOutcome> Body() {
+    obs_.Step(1, kSteps, "configuration and repository");
+    PARITY_RETURN_IF_ERROR(CheckConfig());
+    PARITY_ASSIGN_OR_RETURN(repo_, ResolveHuntRepo(c_, o_.cancel));
+    out_.baseline_commit = repo_.baseline_commit;
+    out_.candidate_commit = repo_.candidate_commit;
+    obs_.Note("baseline " + repo_.baseline_commit.substr(0, 12) + ", test " + repo_.candidate_commit.substr(0, 12) +
+              " in " + repo_.repo.string());
+    if (repo_.baseline_commit == repo_.candidate_commit) {
+      Warn("baseline and test are the same commit " + repo_.baseline_commit.substr(0, 12) +
+           ": only the test tree's uncommitted files can differ");
+    }
+
+    obs_.Step(2, kSteps, "isolated worktrees (audit_workspace)");
+    PARITY_RETURN_IF_ERROR(Worktrees());
+    for (Side* s : {&base_, &cand_}) PARITY_RETURN_IF_ERROR(PrepareSide(*s));
+    // Full precision where the trainer offers it: torchtitan prints too few digits to decide
+    // bitwise equality. The config's own log_path or keywords mean its log is what counts.
+    tensorboard_ = c_.log_keywords.empty() && !base_.log_path && !cand_.log_path &&
+                   TakesTorchtitanFlags(base_.argv) && TakesTorchtitanFlags(cand_.argv);
+    hunt_["metrics_from"] = tensorboard_ ? "tensorboard" : "log";
+    if (tensorboard_) obs_.Note("loss and grad norm from TensorBoard events (full precision) under " +
+                                (o_.report_dir / "tb").string());
+
+    obs_.Step(3, kSteps, "baseline and test runs (run_training)");
+    for (Side* s : {&base_, &cand_}) {
+      auto flag = StepsFlagOf(*s);
+      PARITY_ASSIGN_OR_RETURN(s->run0, RunSide(*s, kCase, s->argv, flag ? std::optional<int>(flag->value) : std::nullopt));
+    }
+
+    obs_.Step(4, kSteps, "loss and grad norm (compare_logs)");
+    PARITY_ASSIGN_OR_RETURN(json compared, CompareLogs(base_.run0.metrics(), cand_.run0.metrics(), kCase, false));
+    std::string log_verdict = compared.value("verdict", "INCONCLUSIVE");
+    hunt_["compare"] = {{"case", kCase}, {"verdict", log_verdict}, {"reason", compared.value("verdict_reason", "")},
+                        {"report", compared.value("report", "")}};
+    obs_.Note("logs: " + log_verdict + " — " + compared.value("verdict_reason", ""));
+    if (log_verdict == "PASS") {
+      Conclude(kHuntNoDivergence, "loss and grad norm agree at every step (" + compared.value("verdict_reason", "") + ")");
+      return Finish();
+    }
+
+    obs_.Step(5, kSteps, "first divergent operator (msprobe_first_diff)");
+    PARITY_RETURN_IF_ERROR(FirstDiff(log_verdict));
+    if (!out_.verdict.empty()) return Finish();
+
+    obs_.Step(6, kSteps, "probes at the divergent line (inject_prints, reruns, compare_logs)");
+    PARITY_RETURN_IF_ERROR(Iterate());
+    return Finish();
+  }
+
+  Status CheckConfig() {
+    if (c_.baseline_data_dir.empty() || c_.test_data_dir.empty()) {
+      return InvalidArgument(c_.name + ".msprobe." + (c_.baseline_data_dir.empty() ? "baseline_data_dir" : "test_data_dir") +
+                             ": required by parity hunt (where that side's run_script makes msprobe dump its data)")
+          .WithHint("enable msprobe's dump in the training (PrecisionDebugger, or the toy trainer's --dump.dir) and "
+                    "give the dump folders");
+    }
+    hunt_["config"] = Redacted(c_);
+    hunt_["tolerance"] = c_.tolerance;
+    hunt_["max_iterations"] = c_.max_iterations;
+    if (!c_.compare_output_dir.empty()) {
+      Warn("msprobe.compare_output_dir is not written: parity writes its msprobe-layout compare table to " +
+           (o_.report_dir / "hunt" / "compare_table.csv").string());
+    }
+    return Status::Ok();
+  }
+
+  void Warn(const std::string& line) {
+    obs_.Note("warning: " + line);
+    out_.warnings.push_back(line);
+  }
+
+  // The worktrees, from the two commits; the test tree's uncommitted files by their class.
+  Status Worktrees() {
+    json args = {{"action", "diff"}, {"repo", repo_.repo.string()}, {"baseline", repo_.baseline_commit},
+                 {"candidate", repo_.candidate_commit}};
+    PARITY_ASSIGN_OR_RETURN(json diff, Call("audit_workspace", args));
+    std::map<std::string, std::string> classes;
+    json unconfirmed = json::array();
+    for (const auto& f : diff["diff"]["files"]) {
+      classes[f["path"]] = f["proposed"];
+      if (f.value("origin", "") != "committed") {
+        unconfirmed.push_back({{"path", f["path"]}, {"proposed", f["proposed"]}, {"reason", f.value("reason", "")}});
+      }
+    }
+    if (!unconfirmed.empty() && !o_.assume_yes) {
+      return FailedPrecondition("the test tree has " + std::to_string(unconfirmed.size()) +
+                                " uncommitted file(s) whose class (B: both sides, C: test only, ignore) needs the "
+                                "user's confirmation; nothing was created or run")
+          .WithHint("run again with --yes to accept the proposed classes listed, or commit the files")
+          .WithEvidence("found", unconfirmed.dump(2));
+    }
+    for (const auto& u : unconfirmed) obs_.Note("class " + u["proposed"].get<std::string>() + ": " + u["path"].get<std::string>());
+    std::string stem = repo_.repo.filename().string();
+    base_.worktree = repo_.repo.parent_path() / (stem + "-hunt-baseline");
+    cand_.worktree = repo_.repo.parent_path() / (stem + "-hunt-candidate");
+    args = {{"action", "prepare"}, {"repo", repo_.repo.string()}, {"baseline", repo_.baseline_commit},
+            {"candidate", repo_.candidate_commit}, {"classes", classes},
+            {"baseline_path", base_.worktree.string()}, {"candidate_path", cand_.worktree.string()}};
+    PARITY_ASSIGN_OR_RETURN(json prepared, Call("audit_workspace", args));
+    wt_created_ = true;
+    hunt_["worktrees"] = {{"baseline", base_.worktree.string()}, {"candidate", cand_.worktree.string()}};
+    hunt_["commits"] = {{"baseline", repo_.baseline_commit}, {"candidate", repo_.candidate_commit}};
+    obs_.Note("worktrees " + base_.worktree.string() + ", " + cand_.worktree.string());
+    return Status::Ok();
+  }
+
+  // The side's command, dump folder and log in its worktree.
+  Status PrepareSide(Side& s) {
+    const ComparerSide& cfg = *s.config;
+    const fs::path code = fs::absolute(cfg.code_path).lexically_normal();
+    PARITY_ASSIGN_OR_RETURN(auto words, SplitRunScript(cfg.run_script, c_.name + "." + s.key + ".run_script"));
+    s.argv = MapArgvIntoWorktree(words, code, s.worktree);
+    if (s.argv != words) obs_.Note(s.key + ".run_script: paths into " + code.string() + " now point into the worktree");
+    auto place = [&](const std::string& p) {
+      fs::path mapped = MapIntoWorktree(p, code, s.worktree);
+      return mapped.is_relative() ? s.worktree / mapped : mapped;
+    };
+    s.dump_dir = place(s.name == "baseline" ? c_.baseline_data_dir : c_.test_data_dir);
+    if (!cfg.log_path.empty()) s.log_path = place(cfg.log_path);
+    return Status::Ok();
+  }
+
+  static std::optional<StepsFlag> StepsFlagOf(const Side& s) { return FindStepsFlag(s.argv); }
+
+  // One run of a side: its log (the config's log_path when it names one) and, for a
+  // torchtitan-style command, its TensorBoard events in the report directory.
+  Result<RunFiles> RunSide(Side& s, const std::string& label, std::vector<std::string> argv, std::optional<int> steps) {
+    const fs::path tb_dir = o_.report_dir / "tb" / (s.name + "_" + label);
+    if (tensorboard_) {
+      for (auto& flag : TensorBoardFlags(tb_dir)) argv.push_back(flag);
+    }
+    json args = {{"action", "start"}, {"worktree", s.worktree.string()}, {"side", s.name}, {"launcher", "argv"},
+                 {"argv", argv}, {"config", label}};
+    if (steps) args["steps"] = *steps;
+    const auto started = fs::file_time_type::clock::now();
+    obs_.Note(label + ": " + s.name + " run" + (steps ? ", " + std::to_string(*steps) + " step(s)" : ""));
+    PARITY_ASSIGN_OR_RETURN(json run, Call("run_training", args));
+    std::string log = run["job"].value("log_path", "");
+    if (log.empty()) log = (o_.report_dir / run["job"].value("log", "")).string();
+    obs_.Note(label + ": " + s.name + " " + run["job"].value("message", "ok"));
+    RunFiles files{log, ""};
+    if (tensorboard_) {
+      PARITY_ASSIGN_OR_RETURN(fs::path events, NewestEventFile(tb_dir));
+      files.events = events.string();
+    }
+    if (!s.log_path) return files;
+    PARITY_ASSIGN_OR_RETURN(fs::path written, WrittenSince(*s.log_path, started, c_.name + "." + s.key + ".log_path"));
+    fs::path copy = o_.report_dir / "hunt" / "logs" / (s.name + "_" + label + ".log");
+    std::error_code ec;
+    fs::create_directories(copy.parent_path(), ec);
+    fs::copy_file(written, copy, fs::copy_options::overwrite_existing, ec);
+    if (ec) return Unavailable("cannot copy " + written.string() + " to " + copy.string() + ": " + ec.message());
+    files.log = copy.string();
+    return files;
+  }
+
+  // The log file (or the newest file of a log folder) the run just wrote.
+  static Result<fs::path> WrittenSince(const fs::path& path, fs::file_time_type since, const std::string& where) {
+    std::error_code ec;
+    fs::path newest;
+    fs::file_time_type newest_time{};
+    auto consider = [&](const fs::path& p) {
+      auto t = fs::last_write_time(p, ec);
+      if (!ec && t >= since && (newest.empty() || t > newest_time)) newest = p, newest_time = t;
+    };
+    if (fs::is_directory(path, ec)) {
+      for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+        if (it->is_regular_file(ec)) consider(it->path());
+      }
+    } else if (fs::is_regular_file(path, ec)) {
+      consider(path);
+    }
+    if (newest.empty()) {
+      return NotFound(where + ": the run wrote no log at " + path.string())
+          .WithHint("give the file (or folder) the run_script writes its training log to, or leave log_path out to "
+                    "compare the run's own output");
+    }
+    return newest;
+  }
+
+  Result<json> CompareLogs(const std::string& baseline, const std::string& candidate, const std::string& label,
+                           bool common_steps) {
+    json args = {{"baseline", baseline}, {"candidate", candidate}, {"case", label}};
+    if (c_.tolerance == 0) args["bitwise"] = true;
+    else args["tolerance"] = {{"abs", c_.tolerance}};
+    if (!c_.log_keywords.empty()) args["keywords"] = args["metrics"] = c_.log_keywords;
+    if (common_steps) args["steps"] = "common";
+    return Call("compare_logs", args);
+  }
+
+  Status FirstDiff(const std::string& log_verdict) {
+    json args = {{"baseline_dump", base_.dump_dir.string()}, {"candidate_dump", cand_.dump_dir.string()},
+                 {"criterion", c_.tolerance == 0 ? "bitwise" : "msprobe"}, {"worktree", cand_.worktree.string()},
+                 {"repo", cand_.worktree.string()}, {"baseline_ref", repo_.baseline_commit},
+                 {"candidate_ref", repo_.candidate_commit}};
+    PARITY_ASSIGN_OR_RETURN(first_diff_, Call("msprobe_first_diff", args));
+    const json& src = first_diff_["source"];
+    dump_step_ = src.contains("candidate") ? src["candidate"].value("step", 0) : 0;
+    dump_rank_ = src.contains("candidate") ? src["candidate"].value("rank", 0) : 0;
+    if (!first_diff_.value("found", false)) {
+      std::string where = "the msprobe dumps (step " + std::to_string(dump_step_) + ", rank " + std::to_string(dump_rank_) + ")";
+      if (log_verdict == "FAIL") {
+        Conclude(kHuntInconclusive, "loss/grad norm differ, but " + where + " show no divergent API: dump the step "
+                 "where the logs first differ (msprobe's step setting) and run the hunt again");
+      } else {
+        Conclude(kHuntNoDivergence, "the logs' printed digits cannot decide (" + log_verdict + "), and " + where +
+                 " show no divergent API: " + first_diff_.value("explanation", ""));
+      }
+      return Status::Ok();
+    }
+    const json& fd = first_diff_["first_divergence"];
+    obs_.Note("first divergent API " + fd.value("api", "?") + " (" + fd.value("verdict", "?") + "): " +
+              first_diff_.value("explanation", ""));
+    const json& source = fd.value("source", json());
+    if (!source.is_object() || !source["local_file"].is_string()) {
+      located_ = {{"api", fd.value("api", "")}};
+      Conclude(kHuntInconclusive, "msprobe names " + fd.value("api", "?") + " but no line of user code in the " +
+               "worktree: " + fd.value("stack_note", json("the stack has no user frame")).dump());
+      return Status::Ok();
+    }
+    std::string file = Rel(source["local_file"].get<std::string>(), cand_.worktree);
+    int line = source.value("line", 0);
+    located_ = {{"api", fd.value("api", "")}, {"file", file}, {"line", line}, {"function", source.value("function", "")},
+                {"code", source.value("line_text", "")}, {"in_changed_hunk", source.value("in_changed_hunk", false)},
+                {"hunk", source.value("hunk", json())}};
+    obs_.Note("user frame " + file + ":" + std::to_string(line) + ": " + source.value("line_text", ""));
+    return Status::Ok();
+  }
+
+  // Iteration 1: the statement; iteration 2: every user function on the stack.
+  Status Iterate() {
+    for (int it = 1; it <= std::min(c_.max_iterations, 2); ++it) {
+      json targets_c = json::array(), targets_b = json::array(), notes = json::array();
+      if (it == 1) {
+        PARITY_RETURN_IF_ERROR(AddTarget(located_["file"], located_["line"], false, targets_b, targets_c, notes));
+      } else {
+        for (const json& f : first_diff_["first_divergence"].value("stack", json::array())) {
+          if (!f.value("user", false) || f.value("function", "") == "<module>") continue;
+          fs::path local = f["file"].get<std::string>();
+          std::string rel = Rel(local, cand_.worktree);
+          if (local.is_relative() || rel.rfind("..", 0) == 0 || !fs::exists(cand_.worktree / rel)) {
+            notes.push_back("frame " + f["file"].get<std::string>() + " is not in the worktree: not instrumented");
+            continue;
+          }
+          PARITY_RETURN_IF_ERROR(AddTarget(rel, f["line"], true, targets_b, targets_c, notes));
+        }
+      }
+      if (!out_.verdict.empty()) return Status::Ok();  // AddTarget concluded
+      if (targets_c.empty() || targets_b.empty()) {
+        Conclude(kHuntInconclusive, "nothing left to instrument in iteration " + std::to_string(it));
+        return Status::Ok();
+      }
+      PARITY_ASSIGN_OR_RETURN(bool done, Instrumented(it, targets_b, targets_c, notes));
+      if (done) return Status::Ok();
+    }
+    Conclude(kHuntInconclusive, "max_iterations (" + std::to_string(c_.max_iterations) + ") reached: the inputs of " +
+             located_.value("file", "") + ":" + std::to_string(located_.value("line", 0)) + " already differ");
+    return Status::Ok();
+  }
+
+  // Adds a candidate target and its baseline counterpart (the same line before the change).
+  Status AddTarget(const std::string& file, int line, bool enclosing, json& targets_b, json& targets_c, json& notes) {
+    json t = {{"file", file}, {"line", line}};
+    if (enclosing) t["enclosing_function"] = true;
+    if (!fs::exists(base_.worktree / file)) {
+      notes.push_back(file + " does not exist in the baseline: probed on the test side only");
+      targets_c.push_back(t);
+      return Status::Ok();
+    }
+    auto hunks = msprobe::DiffHunks(cand_.worktree, repo_.baseline_commit, repo_.candidate_commit, file);
+    if (!hunks.ok()) return std::move(hunks).take_status().Context("mapping " + file + " to the baseline");
+    std::optional<int> base_line = BaselineLineOf(*hunks, line);
+    if (!base_line) {
+      if (!enclosing) {
+        Conclude(kHuntInconclusive, file + ":" + std::to_string(line) + " was added by the change, so the baseline "
+                 "has no statement to compare it with; msprobe names " + located_.value("api", "?") + " there");
+        return Status::Ok();
+      }
+      notes.push_back(file + ":" + std::to_string(line) + " was added by the change; the baseline's enclosing "
+                      "function is looked up from the nearest line above");
+      base_line = std::max(1, line - 1);
+      for (int l = line - 1; l >= 1 && !(base_line = BaselineLineOf(*hunks, l)); --l) {}
+      if (!base_line) base_line = 1;
+    }
+    json tb = t;
+    tb["line"] = *base_line;
+    targets_b.push_back(tb);
+    targets_c.push_back(t);
+    return Status::Ok();
+  }
+
+  // Injects, reruns both sides, reverts, checks the runs against the uninstrumented ones
+  // and reads the first divergent probe. Returns true when the hunt has its answer.
+  Result<bool> Instrumented(int it, const json& targets_b, const json& targets_c, json notes) {
+    const std::string label = "hunt_probe" + std::to_string(it);
+    json record = {{"iteration", it}, {"phase", it == 1 ? "statement" : "stack functions"},
+                   {"targets", {{"baseline", targets_b}, {"candidate", targets_c}}}};
+    // The probes print on the dumped rank, for the first call when the dump is of step 0.
+    json calls = dump_step_ == 0 ? json::array({1}) : json::array();
+    for (Side* s : {&base_, &cand_}) {
+      json args = {{"action", "inject"}, {"worktree", s->worktree.string()},
+                   {"targets", s == &base_ ? targets_b : targets_c}, {"rank", dump_rank_}, {"calls", calls}};
+      injected_.push_back(s);
+      PARITY_ASSIGN_OR_RETURN(json inj, Call("inject_prints", args));
+      record["injected"][s->name] = {{"files", inj.value("files", json::array())},
+                                     {"probes", inj.value("probes", json::array()).size()},
+                                     {"analyser", inj.value("analyser", json())}};
+      obs_.Note(label + ": " + std::to_string(inj.value("probes", json::array()).size()) + " probe(s) in " + s->name);
+    }
+    std::map<std::string, RunFiles> runs;
+    for (Side* s : {&base_, &cand_}) {
+      std::vector<std::string> argv = s->argv;
+      std::optional<int> steps;
+      if (auto flag = StepsFlagOf(*s)) {
+        steps = std::min(flag->value, dump_step_ + 1);
+        argv = WithSteps(argv, *flag, *steps);
+      } else if (it == 1 && s == &base_) {
+        Warn("the run_script has no step flag parity knows (--training.steps, --train-iters): reruns take as long "
+             "as the first runs");
+      }
+      PARITY_ASSIGN_OR_RETURN(runs[s->name], RunSide(*s, label, argv, steps));
+    }
+    record["steps"] = dump_step_ + 1;
+    PARITY_RETURN_IF_ERROR(RevertAll());
+    record["reverted"] = reverted_;
+
+    // Trust the instrumented runs only if they reproduce the uninstrumented ones.
+    for (Side* s : {&base_, &cand_}) {
+      PARITY_ASSIGN_OR_RETURN(json check, CompareLogs(s->run0.metrics(), runs[s->name].metrics(),
+                                                      label + "_" + s->name + "_check", true));
+      std::string v = check.value("verdict", "INCONCLUSIVE");
+      record["perturbation"][s->name] = {{"verdict", v}, {"reason", check.value("verdict_reason", "")}};
+      if (v == "FAIL") {
+        iterations_.push_back(record);
+        Conclude(kHuntInconclusive, "the probes perturbed the numerics: the instrumented " + s->name + " run's loss/grad "
+                 "norm differ from its uninstrumented run (" + check.value("verdict_reason", "") + "), so its probes "
+                 "cannot be trusted");
+        return true;
+      }
+      if (v != "PASS") {
+        Warn(label + ": the instrumented " + s->name + " run's loss/grad norm equal the uninstrumented run's as printed, "
+             "but the printed digits cannot prove bitwise equality (" + check.value("verdict_reason", "") + ")");
+      }
+    }
+    PARITY_ASSIGN_OR_RETURN(json compared, CompareLogs(runs["baseline"].log, runs["candidate"].log, label, false));
+    const json& probes = compared.value("probes", json());
+    if (!probes.is_object()) {
+      return Internal("compare_logs returned no probe comparison for " + label)
+          .WithEvidence("logs", runs["baseline"].log + "\n" + runs["candidate"].log);
+    }
+    record["probes"] = {{"baseline_count", probes.value("baseline_count", json())},
+                        {"candidate_count", probes.value("candidate_count", json())},
+                        {"matched", probes.value("matched", json())},
+                        {"divergent_count", probes.value("divergent_count", json())},
+                        {"first_divergent", probes.value("first_divergent", json())},
+                        {"unmatched_baseline", probes.value("unmatched_baseline", json::array())},
+                        {"unmatched_candidate", probes.value("unmatched_candidate", json::array())},
+                        {"report", compared.value("report", "")}};
+    if (!notes.empty()) record["notes"] = notes;
+    // The first divergent tensor: a differing non-tensor (argv strings, a path) says little.
+    json first = probes.value("first_divergent", json());
+    if (first.is_object() && !IsTensorRecord(first)) {
+      for (const json& p : probes.value("next_divergent", json::array())) {
+        if (IsTensorRecord(p)) {
+          record["non_tensor_divergence_skipped"] = first;
+          first = p;
+          break;
+        }
+      }
+    }
+    iterations_.push_back(record);
+    if (!first.is_object()) {
+      Conclude(kHuntInconclusive, "the probes of iteration " + std::to_string(it) + " are equal on both sides (" +
+               probes.value("matched", json(0)).dump() + " matched): the difference is not visible at the instrumented "
+               "call; dump another step or rank");
+      return true;
+    }
+    std::string when = first.value("when", "");
+    std::string where = first.value("site", "?") + " " + when + " " + first.value("name", "?");
+    obs_.Note(label + ": first divergent probe " + where);
+    json probe = {{"site", first.value("site", "")}, {"when", when}, {"name", first.value("name", "")},
+                  {"call", first.value("call", json())}, {"rank", first.value("rank", json())},
+                  {"baseline", first.value("baseline", json())}, {"candidate", first.value("candidate", json())}};
+    if (it == 1 && (when == "after" || when == "return")) {
+      located_["probe"] = probe;
+      Conclude(kHuntOperator, located_.value("file", "") + ":" + std::to_string(located_.value("line", 0)) + " (" +
+               located_.value("api", "") + "): every input probed before the statement is equal on both sides, its "
+               "output " + first.value("name", "") + " differs");
+      return true;
+    }
+    if (it == 1) {
+      obs_.Note(label + ": the inputs already differ (" + first.value("name", "") + "): instrumenting every function on "
+                "the stack");
+      return false;
+    }
+    located_["probe"] = probe;
+    located_["site"] = first.value("site", "");
+    located_["when"] = when;
+    Conclude(kHuntProbe, when == "entry"
+                             ? "the first divergent probe is argument " + first.value("name", "") + " at the entry of "
+                               "the function at " + first.value("site", "") + ": it already differs when that function "
+                               "is called; the difference arises before, in its caller"
+                             : "the first divergent probe is " + where + ": the function's arguments are equal, its "
+                               "result differs, so the divergence arises inside it");
+    return true;
+  }
+
+  Status RevertAll() {
+    Status first_error = Status::Ok();
+    while (!injected_.empty()) {
+      Side* s = injected_.back();
+      injected_.pop_back();
+      json args = {{"action", "revert"}, {"worktree", s->worktree.string()}, {"report_dir", o_.report_dir.string()}};
+      auto r = run_.Call("inject_prints", args);  // also after a cancel: the probes must go
+      auto st = r.ok() ? run_.Call("inject_prints", {{"action", "status"}, {"worktree", s->worktree.string()},
+                                                     {"report_dir", o_.report_dir.string()}})
+                       : Result<json>(std::move(r).take_status());
+      if (!st.ok() || st->value("injected", true)) {
+        Status e = st.ok() ? Internal("probes are still injected in " + s->worktree.string() + " after revert")
+                           : std::move(st).take_status().Context("reverting the probes in " + s->worktree.string());
+        if (first_error.ok()) first_error = e;
+        continue;
+      }
+      reverted_.push_back({{"worktree", s->worktree.string()}, {"files", r->value("files", json::array())},
+                           {"verified", r->value("verified", "")}});
+    }
+    return first_error;
+  }
+
+  void Conclude(const std::string& verdict, const std::string& explanation) {
+    out_.verdict = verdict;
+    out_.explanation = explanation;
+  }
+
+  Result<HuntOutcome> Finish() {
+    obs_.Step(7, kSteps, "report (hunt/hunt.json, render_report)");
+    obs_.Note("verdict: " + out_.verdict + " — " + out_.explanation);
+    out_.located = located_.empty() ? json() : located_;
+    hunt_["verdict"] = out_.verdict;
+    hunt_["explanation"] = out_.explanation;
+    hunt_["located"] = out_.located;
+    hunt_["iterations"] = iterations_;
+    hunt_["restored"] = reverted_;
+    hunt_["warnings"] = out_.warnings;
+    fs::path path = o_.report_dir / "hunt" / "hunt.json";
+    json doc;
+    if (first_diff_.is_object()) {
+      auto written = ReadJson(path);  // msprobe_first_diff's, extended below
+      if (!written.ok()) return std::move(written).take_status().Context("reading msprobe_first_diff's hunt.json");
+      doc = *written;
+    }
+    if (!doc.is_object()) {
+      doc = {{"schema", "parity.hunt/1"}, {"found", false}, {"first_divergence", nullptr},
+             {"explanation", out_.explanation}};
+    }
+    doc["hunt"] = hunt_;
+    PARITY_RETURN_IF_ERROR(WriteJson(path, doc));
+    out_.hunt = hunt_;
+
+    json args = {{"cases", {kCase}}, {"language", o_.language}};
+    PARITY_ASSIGN_OR_RETURN(out_.report, Call("render_report", args));
+    const json& outputs = out_.report.value("outputs", json::object());
+    for (const char* key : {"html", "pdf"}) {
+      if (outputs.contains(key) && outputs[key].is_string()) obs_.Note(std::string(key) + ": " + outputs[key].get<std::string>());
+    }
+    RecordInLedger(path);
+    if (!o_.keep_worktrees) Cleanup();
+    return out_;
+  }
+
+  void RecordInLedger(const fs::path& hunt_path) {
+    ledger::Entry e;
+    e.tool = "parity hunt";
+    e.action = "hunt";
+    e.side = "both";
+    e.git = {{"repo", repo_.repo.string()}, {"commit", repo_.candidate_commit}, {"baseline_commit", repo_.baseline_commit}};
+    e.inputs = {{"config", Redacted(c_)}};
+    e.outputs = {{"hunt", Rel(hunt_path, o_.report_dir)}};
+    e.outcome = {{"status", "ok"}, {"verdict", out_.verdict}, {"message", out_.explanation}};
+    auto id = ledger::Append(o_.report_dir, e);
+    if (!id.ok()) Warn("the hunt's ledger entry could not be written: " + id.status().ToString());
+  }
+
+  void Cleanup() {
+    json args = {{"action", "cleanup"}, {"repo", repo_.repo.string()},
+                 {"paths", {base_.worktree.string(), cand_.worktree.string()}}};
+    auto done = Call("audit_workspace", args);
+    if (!done.ok()) {
+      Warn("the worktrees were not removed: " + done.status().ToString());
+    } else {
+      obs_.Note("removed the worktrees");
+    }
+  }
+
+  ComparerConfig c_;
+  const HuntOptions& o_;
+  StepRunner& run_;
+  PipelineObserver& obs_;
+  HuntOutcome out_;
+  HuntRepo repo_;
+  Side base_, cand_;
+  bool wt_created_ = false;
+  bool tensorboard_ = false;  // both sides' metrics from TensorBoard events (full precision)
+  std::vector<Side*> injected_;
+  json hunt_ = json::object(), located_ = json::object(), iterations_ = json::array(), reverted_ = json::array();
+  json first_diff_;
+  int dump_step_ = 0, dump_rank_ = 0;
+};
+
+}  // namespace
+
+Result<HuntOutcome> RunHunt(const ComparerConfig& config, const HuntOptions& options, StepRunner& runner,
+                            PipelineObserver& observer) {
+  return Hunt(config, options, runner, observer).Run();
+}
+
+int HuntExitCode(const Result<HuntOutcome>& outcome) {
+  if (!outcome.ok()) return 2;
+  if (outcome->verdict == kHuntNoDivergence) return 0;
+  if (outcome->verdict == kHuntOperator || outcome->verdict == kHuntProbe) return 1;
+  return 2;
+}
+
+}  // namespace parity::workflow

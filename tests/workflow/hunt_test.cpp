@@ -1,0 +1,451 @@
+// parity hunt's loop (domain/workflow/hunt.h) over a scripted StepRunner on a real git
+// repository: which tool is called with what, in which order, and the verdict each tool
+// answer leads to (no divergence, the operator at the line, the stack's first divergent
+// probe, probes that perturbed the numerics, errors), with the probes reverted on every
+// path. The tools themselves run for real in workflow.hunt_e2e; here their answers are
+// written out so each branch of the loop is reached. Also the run_script rewriting, the
+// baseline line mapping and the config's additions.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <functional>
+
+#include "domain/workflow/comparer_config.h"
+#include "domain/workflow/hunt.h"
+#include "domain/workflow/hunt_repo.h"
+#include "domain/workflow/hunt_script.h"
+#include "support/subprocess.h"
+
+namespace parity::workflow {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "parity-hunt-XXXXXX").string();
+    path_ = mkdtemp(tmpl.data());
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+void Write(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+std::string Git(const fs::path& repo, std::vector<std::string> args) {
+  ProcessOptions o;
+  o.argv = {"git", "-C", repo.string()};
+  o.argv.insert(o.argv.end(), args.begin(), args.end());
+  o.env_set = {{"GIT_AUTHOR_NAME", "t"}, {"GIT_AUTHOR_EMAIL", "t@example.com"}, {"GIT_COMMITTER_NAME", "t"},
+               {"GIT_COMMITTER_EMAIL", "t@example.com"}, {"GIT_CONFIG_GLOBAL", "/dev/null"}};
+  auto r = RunProcess(o);
+  EXPECT_TRUE(r.ok() && r->success()) << ShellQuote(o.argv) << "\n" << (r.ok() ? r->err : r.status().ToString());
+  std::string out = r.ok() ? r->out : "";
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+TEST(HuntScript, SplitsWordsAndRefusesShellSyntax) {
+  auto words = SplitRunScript("bash  /c/run.sh --training.steps 20", "config.json.test.run_script");
+  ASSERT_TRUE(words.ok());
+  EXPECT_EQ(*words, (std::vector<std::string>{"bash", "/c/run.sh", "--training.steps", "20"}));
+  for (std::string bad : {"bash run.sh > log", "cd /c && bash run.sh", "bash run.sh $ARGS", "bash 'run.sh'"}) {
+    auto r = SplitRunScript(bad, "config.json.test.run_script");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("config.json.test.run_script: contains shell syntax"), std::string::npos)
+        << r.status().message();
+  }
+  EXPECT_FALSE(SplitRunScript("   ", "x").ok());
+}
+
+TEST(HuntScript, MapsCodePathIntoTheWorktreeAndSetsSteps) {
+  std::vector<std::string> argv = {"bash", "/src/code/run.sh", "--dump.dir=/src/code/dump", "/src/codex/x", "rel/y",
+                                   "/src/code", "--other=/tmp/z"};
+  auto mapped = MapArgvIntoWorktree(argv, "/src/code", "/wt");
+  EXPECT_EQ(mapped, (std::vector<std::string>{"bash", "/wt/run.sh", "--dump.dir=/wt/dump", "/src/codex/x", "rel/y",
+                                              "/wt", "--other=/tmp/z"}));
+  auto flag = FindStepsFlag({"bash", "r.sh", "--training.steps", "20", "--x"});
+  ASSERT_TRUE(flag);
+  EXPECT_EQ(flag->value, 20);
+  EXPECT_EQ(WithSteps({"bash", "r.sh", "--training.steps", "20", "--x"}, *flag, 1),
+            (std::vector<std::string>{"bash", "r.sh", "--training.steps", "1", "--x"}));
+  flag = FindStepsFlag({"bash", "pretrain.sh", "--train-iters=300"});
+  ASSERT_TRUE(flag);
+  EXPECT_EQ(WithSteps({"bash", "pretrain.sh", "--train-iters=300"}, *flag, 2)[2], "--train-iters=2");
+  EXPECT_FALSE(FindStepsFlag({"bash", "r.sh", "--training.steps", "many"}));
+}
+
+TEST(HuntRepo, BaselineLineOfFollowsTheHunks) {
+  auto hunk = [](int os, int ol, int ns, int nl) {
+    msprobe::Hunk h;
+    h.old_start = os, h.old_lines = ol, h.new_start = ns, h.new_lines = nl;
+    return h;
+  };
+  // line 5 replaced, two lines added after old 9 (new 10-11), old 20-21 deleted.
+  std::vector<msprobe::Hunk> hunks = {hunk(5, 1, 5, 1), hunk(9, 0, 10, 2), hunk(20, 2, 21, 0)};
+  EXPECT_EQ(BaselineLineOf(hunks, 3), 3);
+  EXPECT_EQ(BaselineLineOf(hunks, 5), 5);
+  EXPECT_EQ(BaselineLineOf(hunks, 10), std::nullopt);
+  EXPECT_EQ(BaselineLineOf(hunks, 12), 10);
+  EXPECT_EQ(BaselineLineOf(hunks, 21), 19);
+  EXPECT_EQ(BaselineLineOf(hunks, 22), 22);
+}
+
+TEST(ComparerConfigHunt, RefAndErrorsNameTheJsonPath) {
+  json j = json::parse(R"({"baseline": {"code_path": "/r", "run_script": "bash run.sh", "ref": "main"},
+                           "test": {"code_path": "/r", "run_script": "bash run.sh"},
+                           "msprobe": {"baseline_data_dir": "/b", "test_data_dir": "/t"}})");
+  auto c = ParseComparerConfig(j, "config.json");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->baseline.ref.value_or(""), "main");
+  EXPECT_FALSE(c->test.ref);
+  j["baseline"]["ref"] = "";
+  EXPECT_NE(ParseComparerConfig(j, "config.json").status().message().find("config.json.baseline.ref"), std::string::npos);
+  j["baseline"]["ref"] = 3;
+  EXPECT_NE(ParseComparerConfig(j, "config.json").status().message().find("config.json.baseline.ref"), std::string::npos);
+  j["baseline"]["ref"] = "main";
+  j["debug"] = {{"max_iteration", 3}};
+  auto typo = ParseComparerConfig(j, "config.json");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("config.json.debug.max_iteration"), std::string::npos) << typo.status().message();
+}
+
+// Answers each tool call from the test's script and records it. audit_workspace prepare
+// makes real git worktrees (the loop maps lines through their commits).
+class ScriptedRunner : public StepRunner {
+ public:
+  using Handler = std::function<Result<json>(const json& args)>;
+  std::map<std::string, Handler> handlers;  // "tool" or "tool/action"
+  std::vector<std::pair<std::string, json>> calls;
+  std::map<std::string, bool> injected;  // worktree -> probes in
+
+  Result<json> Call(const std::string& tool, const json& args) override {
+    calls.push_back({tool, args});
+    std::string key = tool + (args.contains("action") ? "/" + args["action"].get<std::string>() : "");
+    if (tool == "inject_prints") return Inject(args);
+    auto it = handlers.find(key);
+    if (it == handlers.end()) it = handlers.find(tool);
+    if (it == handlers.end()) return Internal("the script has no answer for " + key);
+    return it->second(args);
+  }
+
+  size_t Count(const std::string& tool, const std::string& action = "") const {
+    return std::count_if(calls.begin(), calls.end(), [&](const auto& c) {
+      return c.first == tool && (action.empty() || c.second.value("action", "") == action);
+    });
+  }
+  std::vector<json> Args(const std::string& tool, const std::string& action = "") const {
+    std::vector<json> out;
+    for (const auto& c : calls)
+      if (c.first == tool && (action.empty() || c.second.value("action", "") == action)) out.push_back(c.second);
+    return out;
+  }
+
+ private:
+  Result<json> Inject(const json& args) {
+    std::string wt = args["worktree"];
+    std::string action = args["action"];
+    if (action == "inject") {
+      if (injected[wt]) return FailedPrecondition("already injected");
+      injected[wt] = true;
+      return json{{"injected", true}, {"files", json::array({{{"path", args["targets"][0]["file"]}}})},
+                  {"probes", json::array({json::object(), json::object()})}, {"analyser", "python-ast"}};
+    }
+    if (action == "revert") {
+      bool was = injected[wt];
+      injected[wt] = false;
+      return json{{"reverted", was}, {"files", json::array()}};
+    }
+    return json{{"injected", injected[wt]}};
+  }
+};
+
+class NullObserver : public PipelineObserver {
+ public:
+  void Step(size_t, size_t, std::string_view title) override { steps.push_back(std::string(title)); }
+  void Note(std::string_view line) override { notes.push_back(std::string(line)); }
+  std::vector<std::string> steps, notes;
+};
+
+json Probe(const std::string& when, const std::string& name, const std::string& site, const std::string& type) {
+  return {{"key", "p|" + when + "|" + name}, {"id", "p1.1"}, {"site", site}, {"when", when}, {"name", name},
+          {"call", 1}, {"rank", 0}, {"baseline", {{"type", type}, {"hash", "aa"}}},
+          {"candidate", {{"type", type}, {"hash", "bb"}}}};
+}
+
+// A repository whose test branch changes line 3 of model.py; the tools' answers are set
+// per test on `runner`.
+class HuntLoop : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    repo_ = dir_.path() / "repo";
+    fs::create_directories(repo_);
+    Git(repo_, {"init", "-q", "-b", "main"});
+    Write(repo_ / "model.py", "def f(x):\n    y = x + 1\n    return g(y)\n\n\ndef h(x):\n    return f(x)\n");
+    Write(repo_ / "run.sh", "echo run\n");
+    Git(repo_, {"add", "-A"});
+    Git(repo_, {"commit", "-q", "-m", "base"});
+    base_commit_ = Git(repo_, {"rev-parse", "HEAD"});
+    Git(repo_, {"checkout", "-q", "-b", "change"});
+    Write(repo_ / "model.py", "def f(x):\n    y = x + 1\n    return g2(y)\n\n\ndef h(x):\n    return f(x)\n");
+    Git(repo_, {"commit", "-q", "-am", "change"});
+    change_commit_ = Git(repo_, {"rev-parse", "HEAD"});
+    Git(repo_, {"checkout", "-q", "main"});
+
+    config_.name = "config.json";
+    config_.baseline.code_path = config_.test.code_path = repo_.string();
+    config_.baseline.run_script = "bash run.sh --training.steps 20 --dump.dir " + (dir_.path() / "db").string();
+    config_.test.run_script = "bash run.sh --training.steps 20 --dump.dir " + (dir_.path() / "dt").string();
+    config_.baseline.ref = "main";
+    config_.test.ref = "change";
+    config_.baseline_data_dir = (dir_.path() / "db").string();
+    config_.test_data_dir = (dir_.path() / "dt").string();
+    config_.tolerance = 0;
+    options_.report_dir = dir_.path() / "report";
+
+    runner_.handlers["audit_workspace/diff"] = [this](const json&) -> Result<json> {
+      json files = json::array({{{"path", "model.py"}, {"origin", "committed"}, {"proposed", "A"}}});
+      if (dirty_) files.push_back({{"path", "run.sh"}, {"origin", "uncommitted"}, {"proposed", "B"}});
+      return json{{"diff", {{"files", files}}}};
+    };
+    runner_.handlers["audit_workspace/prepare"] = [this](const json& a) -> Result<json> {
+      Git(repo_, {"worktree", "add", "-q", "--detach", a["baseline_path"], a["baseline"]});
+      Git(repo_, {"worktree", "add", "-q", "--detach", a["candidate_path"], a["candidate"]});
+      return json{{"prepare", json::object()}};
+    };
+    runner_.handlers["audit_workspace/cleanup"] = [](const json&) -> Result<json> { return json{{"cleanup", json::object()}}; };
+    runner_.handlers["run_training"] = [this](const json& a) -> Result<json> {
+      if (fail_rerun_ && a["config"] != "hunt_logs") return Unavailable("training failed: exit code 1");
+      // A torchtitan-style run writes its TensorBoard events where parity asked.
+      for (const auto& word : a["argv"]) {
+        std::string w = word;
+        const std::string flag = "--metrics.save_tb_folder=";
+        if (w.rfind(flag, 0) == 0) Write(fs::path(w.substr(flag.size())) / "20260101-0000" / "events.out.tfevents.1", "x");
+      }
+      return json{{"job", {{"log_path", "/logs/" + a["side"].get<std::string>() + "_" + a["config"].get<std::string>()},
+                           {"message", "ok"}}}};
+    };
+    runner_.handlers["compare_logs"] = [this](const json& a) -> Result<json> {
+      std::string c = a["case"];
+      if (c == "hunt_logs") return json{{"verdict", log_verdict_}, {"verdict_reason", "r"}};
+      if (c.find("_check") != std::string::npos) {
+        bool perturbed = perturbed_ && c.find("baseline") != std::string::npos;
+        return json{{"verdict", perturbed ? "FAIL" : "PASS"}, {"verdict_reason", "r"}};
+      }
+      json first = c == "hunt_probe1" ? first1_ : first2_;
+      json next = json::array();
+      if (c == "hunt_probe2" && first2_.is_object() && first2_["baseline"]["type"] != "torch.Tensor") {
+        next.push_back(Probe("return", "return", "model.py:3", "torch.Tensor"));
+      }
+      return json{{"verdict", "INCONCLUSIVE"}, {"verdict_reason", "r"},
+                  {"probes", {{"matched", 4}, {"divergent_count", first.is_null() ? 0 : 2},
+                              {"first_divergent", first}, {"next_divergent", next}}}};
+    };
+    runner_.handlers["msprobe_first_diff"] = [this](const json& a) -> Result<json> {
+      fs::path wt = a["worktree"].get<std::string>();
+      json stack = json::array({{{"file", (wt / "model.py").string()}, {"line", 3}, {"function", "f"}, {"user", true}},
+                                {{"file", "/usr/lib/python3/dist-packages/torch/x.py"}, {"line", 9}, {"function", "c"}, {"user", false}},
+                                {{"file", (wt / "model.py").string()}, {"line", 7}, {"function", "h"}, {"user", true}},
+                                {{"file", (wt / "train.py").string()}, {"line", 1}, {"function", "<module>"}, {"user", true}}});
+      json doc = {{"schema", "parity.hunt/1"}, {"found", true}, {"explanation", "e"},
+                  {"source", {{"candidate", {{"step", 0}, {"rank", 0}}}}},
+                  {"first_divergence", {{"api", "Functional.g.0.forward"}, {"verdict", "operator"}, {"stack", stack},
+                                        {"source", {{"local_file", (wt / "model.py").string()}, {"line", 3},
+                                                    {"function", "f"}, {"line_text", "    return g2(y)"},
+                                                    {"in_changed_hunk", true},
+                                                    {"hunk", {{"file", "model.py"}, {"lines", {"-    return g(y)", "+    return g2(y)"}}}}}}}}};
+      fs::create_directories(options_.report_dir / "hunt");
+      std::ofstream(options_.report_dir / "hunt" / "hunt.json") << doc.dump();
+      return doc;
+    };
+    runner_.handlers["render_report"] = [this](const json&) -> Result<json> {
+      return json{{"outputs", {{"html", (options_.report_dir / "report/report.html").string()}}}};
+    };
+  }
+
+  Result<HuntOutcome> Hunt() {
+    NullObserver obs;
+    return RunHunt(config_, options_, runner_, obs);
+  }
+  void ExpectAllReverted() {
+    for (const auto& [wt, in] : runner_.injected) EXPECT_FALSE(in) << wt << " still has probes";
+  }
+  json HuntJson() {
+    std::ifstream in(options_.report_dir / "hunt" / "hunt.json");
+    return json::parse(in, nullptr, false);
+  }
+
+  TempDir dir_;
+  fs::path repo_;
+  std::string base_commit_, change_commit_;
+  ComparerConfig config_;
+  HuntOptions options_;
+  ScriptedRunner runner_;
+  std::string log_verdict_ = "FAIL";
+  json first1_ = Probe("after", "return", "model.py:3", "torch.Tensor");
+  json first2_;
+  bool perturbed_ = false, dirty_ = false, fail_rerun_ = false;
+};
+
+TEST_F(HuntLoop, EqualLogsEndWithNoDivergence) {
+  log_verdict_ = "PASS";
+  auto out = Hunt();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->verdict, kHuntNoDivergence);
+  EXPECT_EQ(HuntExitCode(out), 0);
+  EXPECT_EQ(runner_.Count("msprobe_first_diff"), 0u);
+  EXPECT_EQ(runner_.Count("inject_prints"), 0u);
+  EXPECT_EQ(runner_.Count("run_training"), 2u);
+  EXPECT_EQ(runner_.Count("audit_workspace", "cleanup"), 1u);
+  // The runs use the commits of the refs, in worktrees beside the repository.
+  auto prepare = runner_.Args("audit_workspace", "prepare").at(0);
+  EXPECT_EQ(prepare["baseline"], base_commit_);
+  EXPECT_EQ(prepare["candidate"], change_commit_);
+  EXPECT_EQ(prepare["candidate_path"], (dir_.path() / "repo-hunt-candidate").string());
+  // Bitwise at tolerance 0, on the full-precision TensorBoard events of the torchtitan-style
+  // runs; the run_script's words as argv, in the worktree.
+  auto compare = runner_.Args("compare_logs").at(0);
+  EXPECT_EQ(compare.value("bitwise", false), true);
+  EXPECT_NE(compare["baseline"].get<std::string>().find("/tb/baseline_hunt_logs/"), std::string::npos) << compare;
+  auto run = runner_.Args("run_training").at(0);
+  EXPECT_EQ(run["launcher"], "argv");
+  EXPECT_EQ(run["argv"][0], "bash");
+  EXPECT_EQ(run["steps"], 20);
+  json doc = HuntJson();
+  EXPECT_EQ(doc["hunt"]["verdict"], kHuntNoDivergence);
+  EXPECT_TRUE(doc["first_divergence"].is_null());
+}
+
+TEST_F(HuntLoop, InputsEqualOutputDiffersEndsAtTheLine) {
+  auto out = Hunt();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->verdict, kHuntOperator);
+  EXPECT_EQ(HuntExitCode(out), 1);
+  EXPECT_EQ(out->located["file"], "model.py");
+  EXPECT_EQ(out->located["line"], 3);
+  EXPECT_EQ(out->located["hunk"]["lines"][1], "+    return g2(y)");
+  // Both worktrees instrumented at the statement, reruns of step 0 only, then reverted.
+  auto injects = runner_.Args("inject_prints", "inject");
+  ASSERT_EQ(injects.size(), 2u);
+  EXPECT_EQ(injects[0]["targets"], json::parse(R"([{"file": "model.py", "line": 3}])"));
+  EXPECT_EQ(injects[0]["calls"], json::array({1}));
+  EXPECT_EQ(runner_.Count("inject_prints", "revert"), 2u);
+  EXPECT_GE(runner_.Count("inject_prints", "status"), 2u);
+  ExpectAllReverted();
+  auto reruns = runner_.Args("run_training");
+  ASSERT_EQ(reruns.size(), 4u);
+  EXPECT_EQ(reruns[2]["config"], "hunt_probe1");
+  EXPECT_EQ(reruns[2]["steps"], 1);
+  EXPECT_EQ(reruns[2]["argv"][3], "1");  // --training.steps 1
+  // Probes compared on the logs, the perturbation check on the events.
+  auto compares = runner_.Args("compare_logs");
+  ASSERT_EQ(compares.size(), 4u);
+  EXPECT_EQ(compares[1]["case"], "hunt_probe1_baseline_check");
+  EXPECT_EQ(compares[1]["steps"], "common");
+  EXPECT_NE(compares[1]["candidate"].get<std::string>().find("tfevents"), std::string::npos);
+  EXPECT_EQ(compares[3]["case"], "hunt_probe1");
+  EXPECT_EQ(compares[3]["baseline"], "/logs/baseline_hunt_probe1");
+  // msprobe_first_diff diffs the two commits in the candidate worktree.
+  auto fd = runner_.Args("msprobe_first_diff").at(0);
+  EXPECT_EQ(fd["baseline_ref"], base_commit_);
+  EXPECT_EQ(fd["criterion"], "bitwise");
+  json doc = HuntJson();
+  EXPECT_EQ(doc["first_divergence"]["api"], "Functional.g.0.forward");  // msprobe's part kept
+  EXPECT_EQ(doc["hunt"]["verdict"], kHuntOperator);
+  EXPECT_EQ(doc["hunt"]["iterations"].size(), 1u);
+  EXPECT_EQ(doc["hunt"]["iterations"][0]["perturbation"]["baseline"]["verdict"], "PASS");
+}
+
+TEST_F(HuntLoop, InputsDifferInstrumentTheStackFunctions) {
+  first1_ = Probe("before", "y", "model.py:3", "torch.Tensor");
+  first2_ = Probe("entry", "argv", "train.py:1", "list");  // a non-tensor first: skipped for the tensor
+  auto out = Hunt();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->verdict, kHuntProbe);
+  EXPECT_EQ(out->located["when"], "return");
+  auto injects = runner_.Args("inject_prints", "inject");
+  ASSERT_EQ(injects.size(), 4u);
+  EXPECT_EQ(injects[2]["targets"], json::parse(R"([{"file": "model.py", "line": 3, "enclosing_function": true},
+                                                   {"file": "model.py", "line": 7, "enclosing_function": true}])"));
+  ExpectAllReverted();
+  json doc = HuntJson();
+  EXPECT_EQ(doc["hunt"]["iterations"].size(), 2u);
+  EXPECT_EQ(doc["hunt"]["iterations"][1]["non_tensor_divergence_skipped"]["name"], "argv");
+}
+
+TEST_F(HuntLoop, OneIterationAllowedAndInputsDifferIsInconclusive) {
+  config_.max_iterations = 1;
+  first1_ = Probe("before", "y", "model.py:3", "torch.Tensor");
+  auto out = Hunt();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->verdict, kHuntInconclusive);
+  EXPECT_EQ(HuntExitCode(out), 2);
+  EXPECT_NE(out->explanation.find("max_iterations"), std::string::npos);
+}
+
+TEST_F(HuntLoop, PerturbedBaselineIsInconclusive) {
+  perturbed_ = true;
+  auto out = Hunt();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->verdict, kHuntInconclusive);
+  EXPECT_NE(out->explanation.find("perturbed"), std::string::npos) << out->explanation;
+  ExpectAllReverted();
+}
+
+TEST_F(HuntLoop, AFailedRerunStillRevertsAndLeavesTheWorktrees) {
+  fail_rerun_ = true;
+  auto out = Hunt();
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(HuntExitCode(out), 2);
+  EXPECT_NE(out.status().message().find("training failed"), std::string::npos) << out.status().ToString();
+  EXPECT_NE(out.status().hint().find("left for inspection"), std::string::npos);
+  EXPECT_EQ(runner_.Count("inject_prints", "revert"), 2u);
+  ExpectAllReverted();
+  EXPECT_EQ(runner_.Count("audit_workspace", "cleanup"), 0u);
+}
+
+TEST_F(HuntLoop, UncommittedFilesNeedConsent) {
+  dirty_ = true;
+  auto out = Hunt();
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().kind(), ErrorKind::kFailedPrecondition);
+  EXPECT_NE(out.status().hint().find("--yes"), std::string::npos);
+  EXPECT_EQ(runner_.Count("audit_workspace", "prepare"), 0u);
+  EXPECT_EQ(runner_.Count("run_training"), 0u);
+  options_.assume_yes = true;
+  runner_.calls.clear();
+  auto yes = Hunt();
+  ASSERT_TRUE(yes.ok()) << yes.status().ToString();
+  EXPECT_EQ(runner_.Args("audit_workspace", "prepare").at(0)["classes"]["run.sh"], "B");
+}
+
+TEST_F(HuntLoop, RefusesWhatItCannotDo) {
+  config_.test.mode = "remote";
+  config_.test.ssh = ComparerSsh{"10.0.0.1", "root", 22, "s3cret-pw"};
+  auto remote = Hunt();
+  ASSERT_FALSE(remote.ok());
+  EXPECT_NE(remote.status().message().find("config.json.test.mode"), std::string::npos);
+  EXPECT_EQ(remote.status().ToString().find("s3cret-pw"), std::string::npos);
+  config_.test.mode = "local";
+  config_.test.ref = "no-such-branch";
+  auto ref = Hunt();
+  ASSERT_FALSE(ref.ok());
+  EXPECT_NE(ref.status().message().find("config.json.test.ref"), std::string::npos) << ref.status().ToString();
+  config_.test.ref = "change";
+  config_.test_data_dir.clear();
+  auto dumps = Hunt();
+  ASSERT_FALSE(dumps.ok());
+  EXPECT_NE(dumps.status().message().find("config.json.msprobe.test_data_dir"), std::string::npos);
+  EXPECT_TRUE(runner_.calls.empty());
+}
+
+}  // namespace
+}  // namespace parity::workflow
