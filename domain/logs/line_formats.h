@@ -22,10 +22,22 @@ struct LineMetric {
   Decimals decimals = 0;
 };
 
+// A wanted metric as a Megatron line prints it: key "lm loss" for name "loss". `slot` is
+// the name's index in the wanted list (a name may have several keys: tflops).
+struct FieldKey {
+  std::string_view key, name;
+  size_t slot = 0;
+};
+// The keys of `names` (views into a static table or into `names`; unknown names are their
+// own key, e.g. PanGu's "mtp head 0 lm loss").
+std::vector<FieldKey> MegatronFieldKeys(const std::vector<std::string>& names);
+
 // Which metrics a reader should decode; the others are skipped without parsing their values.
 struct MetricFilter {
   bool all = true;
   const std::vector<std::string>* names = nullptr;  // when !all
+  // MegatronFieldKeys(*names), prepared once per log rather than once per line; optional.
+  const std::vector<FieldKey>* megatron_keys = nullptr;
   bool Wants(std::string_view name) const {
     if (all) return true;
     for (const auto& n : *names) {

@@ -76,6 +76,7 @@ class TextLogParser {
     want_all_ = std::find(options.metrics.begin(), options.metrics.end(), "*") != options.metrics.end();
     wanted_names_ = options.metrics;
     wanted_names_.insert(wanted_names_.end(), options.keywords.begin(), options.keywords.end());
+    megatron_keys_ = MegatronFieldKeys(wanted_names_);
     BuildScanner();
   }
 
@@ -359,6 +360,7 @@ class TextLogParser {
     const bool sample = metric_candidates_ <= 64 || (metric_candidates_ & 1023) == 0;
     filter_.all = want_all_ || sample;
     filter_.names = &wanted_names_;
+    filter_.megatron_keys = &megatron_keys_;
     bool is_metric_line = format_ != LogFormat::kTensorBoard && ReadFormatLine(clean, line_);
     if (is_metric_line && format_ == LogFormat::kTorchtitan && line_.npu_variant) {
       format_ = LogFormat::kTorchtitanNpu;
@@ -446,6 +448,7 @@ class TextLogParser {
   bool want_all_ = false;
   std::vector<std::string> wanted_names_;
   MetricFilter filter_;
+  std::vector<FieldKey> megatron_keys_;  // of wanted_names_
   int64_t metric_candidates_ = 0;
   NeedleScanner scanner_;
 
@@ -653,13 +656,23 @@ void FillCoverage(ParseResult& result, const ParseOptions& options, std::optiona
                         std::nullopt});
   }
   c.expected_count = (last - *c.first) / interval + 1;
-  size_t k = 0;
-  for (int64_t s = *c.first; s <= last; s += interval) {
-    while (k < keys.size() && keys[k] < s) ++k;
-    if (k < keys.size() && keys[k] == s) continue;
-    if (c.missing.size() < 100) c.missing.push_back(s);
-    ++c.missing_count;
+  // Walk the logged steps, not the grid: a run cut short of a 3,000,000-step plan would
+  // otherwise cost a loop over every planned step.
+  int64_t expected = *c.first;  // the next grid step not yet accounted for
+  auto note_missing_until = [&](int64_t end) {  // grid steps in [expected, end) are missing
+    if (end <= expected) return;
+    const int64_t n = (end - expected + interval - 1) / interval;
+    for (int64_t s = expected; c.missing.size() < 100 && s < end; s += interval) c.missing.push_back(s);
+    c.missing_count += n;
+    expected += n * interval;
+  };
+  for (int64_t key : keys) {
+    if (key > last) break;
+    if (key < expected || (key - *c.first) % interval != 0) continue;  // off the grid
+    note_missing_until(key);
+    expected = key + interval;
   }
+  note_missing_until(last + 1);
   if (c.missing_count > 0) {
     warnings.push_back({"missing_steps",
                         std::to_string(c.missing_count) + " steps missing on the grid " +

@@ -168,9 +168,10 @@ namespace {
 // Advances *p to the first block of kWidth positions (with one byte of look-ahead before
 // end) in which some position matches a fingerprint, flags its lanes in *hits and returns
 // true; returns false with *p at the first position too close to end for a whole block.
+// *hits has bit i set when lane i is a candidate.
 PARITY_SCAN_CLONES
 bool NextCandidateBlock(const char** cursor, const char* end, const Fingerprint* prints,
-                        size_t count, Vec* hits) {
+                        size_t count, uint32_t* hits) {
   const char* p = *cursor;
   while (p + kWidth + 1 <= end) {
     const Vec a = Load(p);
@@ -180,7 +181,9 @@ bool NextCandidateBlock(const char** cursor, const char* end, const Fingerprint*
       hit |= (Vec)(a == prints[i].first) & ((Vec)(b == prints[i].second) | prints[i].wildcard);
     }
     if (Any(hit)) {
-      *hits = hit;
+      uint32_t mask = 0;
+      for (size_t lane = 0; lane < kWidth; ++lane) mask |= static_cast<uint32_t>(hit[lane] != 0) << lane;
+      *hits = mask;
       *cursor = p;
       return true;
     }
@@ -198,7 +201,7 @@ bool NextCandidateBlock(const char** cursor, const char* end, const Fingerprint*
 // costs a dozen instructions however many pairs there are. Buckets over-approximate
 // (nibbles combine across pairs), which only adds candidates that check() then rejects.
 __attribute__((target("avx2"))) bool NextCandidateBlockAvx2(const char** cursor, const char* end,
-                                                           const uint8_t* tables, Vec* hits) {
+                                                           const uint8_t* tables, uint32_t* hits) {
   const __m256i lo0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tables)));
   const __m256i hi0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tables + 16)));
   const __m256i lo1 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tables + 32)));
@@ -214,7 +217,7 @@ __attribute__((target("avx2"))) bool NextCandidateBlockAvx2(const char** cursor,
                                         _mm256_shuffle_epi8(hi1, _mm256_and_si256(_mm256_srli_epi16(b, 4), nibble)));
     const __m256i m = _mm256_and_si256(m0, m1);
     if (!_mm256_testz_si256(m, m)) {
-      std::memcpy(hits, &m, sizeof m);
+      *hits = ~static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, _mm256_setzero_si256())));
       *cursor = p;
       return true;
     }
@@ -272,7 +275,7 @@ bool NeedleScanner::Next(const char* begin, const char* from, const char* end, c
   const auto* prints = reinterpret_cast<const Fingerprint*>(prints_.data());
   const char* p = from;
   while (true) {
-    Vec hits;
+    uint32_t hits = 0;
 #ifdef PARITY_HAVE_AVX2_SCAN
     const bool found = HasAvx2() ? NextCandidateBlockAvx2(&p, end, nibble_tables_, &hits)
                                  : NextCandidateBlock(&p, end, prints, pairs_.size(), &hits);
@@ -280,8 +283,8 @@ bool NeedleScanner::Next(const char* begin, const char* from, const char* end, c
     const bool found = NextCandidateBlock(&p, end, prints, pairs_.size(), &hits);
 #endif
     if (!found) break;
-    for (size_t lane = 0; lane < kWidth; ++lane) {
-      if (hits[lane] && check(p + lane)) return true;
+    for (; hits != 0; hits &= hits - 1) {  // candidate lanes, lowest first
+      if (check(p + __builtin_ctz(hits))) return true;
     }
     p += kWidth;
   }
