@@ -143,7 +143,7 @@ void DrawChart(const ChartSpec& spec, double width, double height, Canvas& canva
   }
   canvas.Polyline({{x0, y0}, {x1, y0}, {x1, y1}, {x0, y1}, {x0, y0}}, {kInk, 1, Dash::kSolid});
   canvas.Text((x0 + x1) / 2, height - 10, spec.x_label, 11, Anchor::kMiddle, kInk);
-  std::string ylabel = spec.y_label + (spec.log_y ? " (log scale)" : "");
+  std::string ylabel = spec.y_label + (spec.log_y ? spec.log_suffix : "");
   canvas.VerticalText(16, (y0 + y1) / 2, ylabel, 11, kInk);
 
   // Tolerance line, then the series.

@@ -33,7 +33,7 @@ class Canvas {
   virtual ~Canvas() = default;
   virtual void Polyline(const std::vector<Point>& points, const Stroke& stroke) = 0;
   virtual void FillRect(double x, double y, double w, double h, Rgb color) = 0;
-  // `y` is the text baseline. Chart text is Latin (ASCII) only.
+  // `y` is the text baseline. Text is UTF-8 (Chinese labels in a zh report).
   virtual void Text(double x, double y, const std::string& text, double size, Anchor anchor,
                     Rgb color) = 0;
   // Text rotated 90 degrees counter-clockwise, centred on (x, y); for the y-axis title.
@@ -53,6 +53,7 @@ struct ChartSpec {
   std::string x_label = "step";
   std::string y_label;
   bool log_y = false;
+  std::string log_suffix = " (log scale)";  // appended to y_label on a log axis
   std::vector<ChartSeries> series;
   struct HLine {
     double y;

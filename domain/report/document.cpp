@@ -203,19 +203,24 @@ void AddSetup(Builder& b, const json& reproduce) {
   }
 }
 
-ChartSpec OverlayChart(const CaseData& c, const MetricData& m) {
+// Chart text in the report's language: titles, axes, legend, tolerance and notes.
+ChartSpec OverlayChart(const Builder& b, const CaseData& c, const MetricData& m) {
   ChartSpec spec;
-  spec.title = c.name + ": " + m.name + " (baseline vs candidate)";
+  spec.title = c.name + b.L("：", ": ") + m.name + b.L(" 曲线（基线 vs 候选）", " (baseline vs candidate)");
+  spec.x_label = b.L("训练步 step", "step");
   spec.y_label = m.name;
-  spec.series.push_back({"baseline", m.steps, m.baseline, BaselineStroke()});
-  spec.series.push_back({"candidate", m.steps, m.candidate, CandidateStroke()});
+  spec.log_suffix = b.L("（对数坐标）", " (log scale)");
+  spec.series.push_back({b.L("基线 baseline", "baseline"), m.steps, m.baseline, BaselineStroke()});
+  spec.series.push_back({b.L("候选 candidate", "candidate"), m.steps, m.candidate, CandidateStroke()});
   return spec;
 }
 
-ChartSpec DiffChart(const CaseData& c) {
+ChartSpec DiffChart(const Builder& b, const CaseData& c) {
   ChartSpec spec;
-  spec.title = c.name + ": |candidate - baseline| per step";
-  spec.y_label = "absolute difference";
+  spec.title = c.name + b.L("：逐 step 绝对差 |候选 - 基线|", ": |candidate - baseline| per step");
+  spec.x_label = b.L("训练步 step", "step");
+  spec.y_label = b.L("绝对差", "absolute difference");
+  spec.log_suffix = b.L("（对数坐标）", " (log scale)");
   spec.log_y = true;
   const Stroke strokes[] = {BaselineStroke(), CandidateStroke(), SecondaryStroke()};
   size_t zeros = 0, total = 0;
@@ -232,15 +237,21 @@ ChartSpec DiffChart(const CaseData& c) {
     }
   }
   if (tolerance && *tolerance > 0) {
-    spec.hline = ChartSpec::HLine{*tolerance, (mixed ? "smallest tolerance " : "tolerance ") + Fmt(*tolerance), ToleranceStroke()};
+    spec.hline = ChartSpec::HLine{*tolerance,
+                                  std::string(mixed ? b.L("最小容差 ", "smallest tolerance ") : b.L("容差 ", "tolerance ")) +
+                                      Fmt(*tolerance),
+                                  ToleranceStroke()};
   }
   if (tolerance && *tolerance == 0) {
-    spec.note = "bitwise mode (tolerance 0): every point drawn is a failure";
+    spec.note = b.L("逐位比较（容差 0）：图中每个点都是一次失败",
+                    "bitwise mode (tolerance 0): every point drawn is a failure");
   }
   if (zeros == total) {
-    spec.note = "every difference is exactly 0 (bitwise equal): nothing to draw on the log scale";
+    spec.note = b.L("所有差异均为 0（逐位一致）：对数坐标上无点可画",
+                    "every difference is exactly 0 (bitwise equal): nothing to draw on the log scale");
   } else if (zeros > 0) {
-    spec.note += std::string(spec.note.empty() ? "" : "; ") + std::to_string(zeros) + " of " + std::to_string(total) + " differences are 0, not drawn on the log scale";
+    spec.note += std::string(spec.note.empty() ? "" : b.L("；", "; ")) + std::to_string(zeros) + b.L(" / ", " of ") +
+                 std::to_string(total) + b.L(" 个差异为 0，未画在对数坐标上", " differences are 0, not drawn on the log scale");
   }
   return spec;
 }
@@ -313,11 +324,11 @@ void AddCase(Builder& b, const CaseData& c) {
   b.Heading(3, b.L("曲线", "Charts"));
   for (const auto& m : c.metrics) {
     auto& ch = b.Add(Block::Kind::kChart);
-    ch.chart = OverlayChart(c, m);
+    ch.chart = OverlayChart(b, c, m);
     ch.chart_id = SafeId(c.name + "_" + m.name);
   }
   auto& ch = b.Add(Block::Kind::kChart);
-  ch.chart = DiffChart(c);
+  ch.chart = DiffChart(b, c);
   ch.chart_id = SafeId(c.name + "_abs_diff");
 }
 

@@ -31,11 +31,12 @@ void OnHpdfError(HPDF_STATUS error, HPDF_STATUS detail, void* user) {
 void SetFill(HPDF_Page page, Rgb c) { HPDF_Page_SetRGBFill(page, c.r / 255.f, c.g / 255.f, c.b / 255.f); }
 void SetStroke(HPDF_Page page, Rgb c) { HPDF_Page_SetRGBStroke(page, c.r / 255.f, c.g / 255.f, c.b / 255.f); }
 
-// Draws charts onto a page region, scaling chart points to page points.
+// Draws charts onto a page region, scaling chart points to page points. Text goes through
+// PdfText, so Chinese labels use the CID font and Latin runs Helvetica.
 class PdfCanvas : public Canvas {
  public:
-  PdfCanvas(HPDF_Page page, HPDF_Font font, double left, double top, double scale)
-      : page_(page), font_(font), left_(left), top_(top), s_(scale) {}
+  PdfCanvas(HPDF_Page page, PdfText& text, double left, double top, double scale)
+      : page_(page), text_(text), left_(left), top_(top), s_(scale) {}
 
   void Polyline(const std::vector<Point>& pts, const Stroke& st) override {
     if (pts.empty()) return;
@@ -65,35 +66,30 @@ class PdfCanvas : public Canvas {
     HPDF_Page_Fill(page_);
   }
   void Text(double x, double y, const std::string& text, double size, Anchor a, Rgb c) override {
-    double w = TextWidth(text, size);
+    TextLine line = Line(text, size);
+    double w = line.width / s_;
     double start = a == Anchor::kStart ? x : a == Anchor::kMiddle ? x - w / 2 : x - w;
     SetFill(page_, c);
-    HPDF_Page_BeginText(page_);
-    HPDF_Page_SetFontAndSize(page_, font_, static_cast<HPDF_REAL>(size * s_));
-    HPDF_Page_TextOut(page_, X(start), Y(y), text.c_str());
-    HPDF_Page_EndText(page_);
+    DrawTextLine(page_, X(start), Y(y), size * s_, line);
   }
   void VerticalText(double x, double y, const std::string& text, double size, Rgb c) override {
-    double w = TextWidth(text, size);
+    TextLine line = Line(text, size);
     SetFill(page_, c);
-    HPDF_Page_BeginText(page_);
-    HPDF_Page_SetFontAndSize(page_, font_, static_cast<HPDF_REAL>(size * s_));
     // Rotated 90 degrees counter-clockwise; the baseline sits right of x.
-    HPDF_Page_SetTextMatrix(page_, 0, 1, -1, 0, X(x + size * 0.35), Y(y + w / 2));
-    HPDF_Page_ShowText(page_, text.c_str());
-    HPDF_Page_EndText(page_);
+    DrawTextLine(page_, X(x + size * 0.35), Y(y + line.width / s_ / 2), size * s_, line, /*vertical=*/true);
   }
-  double TextWidth(const std::string& text, double size) override {
-    HPDF_TextWidth tw = HPDF_Font_TextWidth(font_, reinterpret_cast<const HPDF_BYTE*>(text.data()),
-                                            static_cast<HPDF_UINT>(text.size()));
-    return tw.width * size / 1000.0;
-  }
+  double TextWidth(const std::string& text, double size) override { return text_.Width(text, TextStyle::kNormal, size); }
 
  private:
   HPDF_REAL X(double x) const { return static_cast<HPDF_REAL>(left_ + x * s_); }
   HPDF_REAL Y(double y) const { return static_cast<HPDF_REAL>(top_ - y * s_); }
+  TextLine Line(const std::string& text, double size) {
+    auto lines = text_.Wrap(text, TextStyle::kNormal, size * s_, 1e9);
+    return lines.empty() ? TextLine{} : lines[0];
+  }
+
   HPDF_Page page_;
-  HPDF_Font font_;
+  PdfText& text_;
   double left_, top_, s_;
 };
 
@@ -334,7 +330,7 @@ class Layout {
   void Chart(const report::Block& b) {
     const double scale = kContentW / 720.0, h = 340 * scale;
     EnsureRoom(h + 8);
-    PdfCanvas canvas(page_, fonts_.latin, kMarginX, y_, scale);
+    PdfCanvas canvas(page_, text_, kMarginX, y_, scale);
     DrawChart(b.chart, 720, 340, canvas);
     SetStroke(page_, {210, 210, 210});
     HPDF_Page_SetLineWidth(page_, 0.5f);

@@ -148,9 +148,13 @@ std::vector<TextLine> PdfText::Wrap(std::string_view utf8, TextStyle style, doub
   return lines;
 }
 
-void DrawTextLine(HPDF_Page page, double x, double y, double size, const TextLine& line) {
+void DrawTextLine(HPDF_Page page, double x, double y, double size, const TextLine& line, bool vertical) {
   HPDF_Page_BeginText(page);
-  HPDF_Page_MoveTextPos(page, static_cast<HPDF_REAL>(x), static_cast<HPDF_REAL>(y));
+  if (vertical) {
+    HPDF_Page_SetTextMatrix(page, 0, 1, -1, 0, static_cast<HPDF_REAL>(x), static_cast<HPDF_REAL>(y));
+  } else {
+    HPDF_Page_MoveTextPos(page, static_cast<HPDF_REAL>(x), static_cast<HPDF_REAL>(y));
+  }
   for (const auto& run : line.runs) {
     HPDF_Page_SetFontAndSize(page, run.font, static_cast<HPDF_REAL>(size));
     HPDF_Page_ShowText(page, run.bytes.c_str());

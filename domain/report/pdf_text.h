@@ -56,7 +56,8 @@ class PdfText {
   size_t replaced_ = 0;
 };
 
-// Draws a line at (x, baseline y) in `size`; the caller sets the fill colour.
-void DrawTextLine(HPDF_Page page, double x, double y, double size, const TextLine& line);
+// Draws a line at (x, baseline y) in `size`; the caller sets the fill colour. `vertical`
+// turns the baseline 90 degrees counter-clockwise (an axis title), running up from (x, y).
+void DrawTextLine(HPDF_Page page, double x, double y, double size, const TextLine& line, bool vertical = false);
 
 }  // namespace parity::report

@@ -28,21 +28,89 @@ Result<std::filesystem::path> FindChartFont() {
       .WithHint("install the Debian package fonts-dejavu-core");
 }
 
+Result<std::filesystem::path> FindChartCjkFont() {
+  static const char* kCandidates[] = {
+      "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
+      "/usr/share/fonts/opentype/noto/NotoSansCJKsc-Regular.otf",
+      "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",
+      "/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc",
+      "/usr/share/fonts/truetype/arphic/uming.ttc",
+  };
+  std::string searched;
+  for (const char* path : kCandidates) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec)) return std::filesystem::path(path);
+    searched += std::string(searched.empty() ? "" : ", ") + path;
+  }
+  return Unavailable("no font with Chinese glyphs for chart text found (searched " + searched + ")")
+      .WithHint("install the Debian package fonts-noto-cjk (or render the report with language \"en\")");
+}
+
 namespace {
 
 struct FtLibrary {
   FT_Library lib = nullptr;
   FT_Face face = nullptr;
+  FT_Face cjk = nullptr;
   ~FtLibrary() {
     if (face) FT_Done_Face(face);
+    if (cjk) FT_Done_Face(cjk);
     if (lib) FT_Done_FreeType(lib);
   }
 };
 
+// Code points of UTF-8 text; a malformed byte stands for itself (U+FFFD would hide it).
+std::u32string DecodeUtf8(const std::string& s) {
+  std::u32string out;
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (len == 0 || i + len > s.size()) {
+      out.push_back(c);
+      ++i;
+      continue;
+    }
+    char32_t cp = len == 1 ? c : c & (0x7f >> len);
+    for (int k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3f);
+    out.push_back(cp);
+    i += len;
+  }
+  return out;
+}
+
+bool HasNonAscii(const std::string& s) {
+  return std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
+}
+
+bool SpecHasNonAscii(const ChartSpec& spec) {
+  bool any = HasNonAscii(spec.title) || HasNonAscii(spec.x_label) || HasNonAscii(spec.y_label) ||
+             HasNonAscii(spec.note) || HasNonAscii(spec.log_suffix) || (spec.hline && HasNonAscii(spec.hline->label));
+  for (const auto& s : spec.series) any = any || HasNonAscii(s.label);
+  return any;
+}
+
+// The Simplified Chinese face of a collection (Noto Sans CJK holds JP, KR, SC, TC, HK).
+FT_Error OpenCjkFace(FT_Library lib, const std::filesystem::path& path, FT_Face* face) {
+  FT_Face probe = nullptr;
+  FT_Error err = FT_New_Face(lib, path.c_str(), -1, &probe);
+  if (err) return err;
+  FT_Long faces = probe->num_faces;
+  FT_Done_Face(probe);
+  for (FT_Long i = 0; i < faces; ++i) {
+    if (FT_New_Face(lib, path.c_str(), i, face) != 0) continue;
+    std::string family = (*face)->family_name ? (*face)->family_name : "";
+    if (family.find(" SC") != std::string::npos) return 0;
+    FT_Done_Face(*face);
+    *face = nullptr;
+  }
+  return FT_New_Face(lib, path.c_str(), 0, face);
+}
+
 class RasterCanvas : public Canvas {
  public:
-  RasterCanvas(int w, int h, double scale, FT_Face face)
-      : w_(w), h_(h), scale_(scale), face_(face), rgb_(static_cast<size_t>(w) * h * 3, 255) {}
+  // `cjk` may be null when the chart's text is ASCII only.
+  RasterCanvas(int w, int h, double scale, FT_Face face, FT_Face cjk)
+      : w_(w), h_(h), scale_(scale), face_(face), cjk_(cjk), rgb_(static_cast<size_t>(w) * h * 3, 255) {}
 
   const std::vector<uint8_t>& pixels() const { return rgb_; }
 
@@ -105,10 +173,10 @@ class RasterCanvas : public Canvas {
   }
 
   double TextWidth(const std::string& text, double size) override {
-    FT_Set_Char_Size(face_, 0, static_cast<FT_F26Dot6>(size * scale_ * 64), 72, 72);
     double adv = 0;
-    for (unsigned char ch : text) {
-      if (FT_Load_Char(face_, ch, FT_LOAD_DEFAULT) == 0) adv += face_->glyph->advance.x / 64.0;
+    for (char32_t ch : DecodeUtf8(text)) {
+      FT_Face f = FaceFor(ch, size);
+      if (FT_Load_Char(f, ch, FT_LOAD_DEFAULT) == 0) adv += f->glyph->advance.x / 64.0;
     }
     return adv / scale_;
   }
@@ -162,12 +230,20 @@ class RasterCanvas : public Canvas {
       for (int x = bx0; x <= bx1; ++x) Blend(x, y, c, cov[static_cast<size_t>(y - by0) * bw + (x - bx0)]);
   }
 
+  // The Latin face when it has the glyph, else the Chinese one (its missing-glyph box shows
+  // a character neither has), sized for `size` points.
+  FT_Face FaceFor(char32_t ch, double size) {
+    FT_Face f = cjk_ && FT_Get_Char_Index(face_, ch) == 0 ? cjk_ : face_;
+    FT_Set_Char_Size(f, 0, static_cast<FT_F26Dot6>(size * scale_ * 64), 72, 72);
+    return f;
+  }
+
   void DrawRun(double pen_x, double pen_y, const std::string& text, double size, Rgb c, bool vertical) {
-    FT_Set_Char_Size(face_, 0, static_cast<FT_F26Dot6>(size * scale_ * 64), 72, 72);
     double pen = 0;
-    for (unsigned char ch : text) {
-      if (FT_Load_Char(face_, ch, FT_LOAD_RENDER) != 0) continue;
-      const FT_GlyphSlot g = face_->glyph;
+    for (char32_t ch : DecodeUtf8(text)) {
+      FT_Face f = FaceFor(ch, size);
+      if (FT_Load_Char(f, ch, FT_LOAD_RENDER) != 0) continue;
+      const FT_GlyphSlot g = f->glyph;
       const FT_Bitmap& bm = g->bitmap;
       for (unsigned row = 0; row < bm.rows; ++row) {
         for (unsigned col = 0; col < bm.width; ++col) {
@@ -186,7 +262,7 @@ class RasterCanvas : public Canvas {
 
   int w_, h_;
   double scale_;
-  FT_Face face_;
+  FT_Face face_, cjk_;
   std::vector<uint8_t> rgb_;
 };
 
@@ -226,9 +302,13 @@ Result<std::string> ChartToPng(const ChartSpec& spec, double width, double heigh
   if (FT_New_Face(ft.lib, font.c_str(), 0, &ft.face) != 0) {
     return Unavailable("FreeType cannot open font " + font.string());
   }
+  if (SpecHasNonAscii(spec)) {
+    PARITY_ASSIGN_OR_RETURN(auto cjk, FindChartCjkFont());
+    if (OpenCjkFace(ft.lib, cjk, &ft.cjk) != 0) return Unavailable("FreeType cannot open font " + cjk.string());
+  }
   int w = static_cast<int>(std::lround(width * scale));
   int h = static_cast<int>(std::lround(height * scale));
-  RasterCanvas canvas(w, h, scale, ft.face);
+  RasterCanvas canvas(w, h, scale, ft.face, ft.cjk);
   DrawChart(spec, width, height, canvas);
   return EncodePng(canvas.pixels(), w, h);
 }

@@ -83,7 +83,7 @@ std::string ChartToSvg(const ChartSpec& spec, double width, double height) {
   std::ostringstream svg;
   svg << "<svg viewBox=\"0 0 " << Num(width) << ' ' << Num(height)
       << "\" role=\"img\" aria-label=\"" << XmlEscape(spec.title)
-      << "\" font-family=\"Helvetica, Arial, sans-serif\" class=\"chart\">\n"
+      << "\" font-family=\"Helvetica, Arial, 'Noto Sans CJK SC', 'Microsoft YaHei', 'PingFang SC', sans-serif\" class=\"chart\">\n"
       << canvas.out.str() << "</svg>";
   return svg.str();
 }

@@ -91,5 +91,41 @@ TEST(Chart, LogChartDrawsToleranceAndSkipsZeros) {
   EXPECT_GT(testing::DecodePng(*png).CountColor(90, 90, 90, 8), 50u);  // the grey tolerance line
 }
 
+// The title band of a chart drawn with `title` (the top 30 points at scale 2).
+std::vector<uint8_t> TitleBand(const std::string& title) {
+  ChartSpec spec = Overlay();
+  spec.title = title;
+  auto png = ChartToPng(spec, 720, 340, 2);
+  EXPECT_TRUE(png.ok()) << png.status().ToString();
+  if (!png.ok()) return {};
+  auto img = testing::DecodePng(*png);
+  return std::vector<uint8_t>(img.rgb.begin(), img.rgb.begin() + static_cast<size_t>(img.width) * 60 * 3);
+}
+
+TEST(Chart, PngDrawsChineseGlyphsNotMissingGlyphBoxes) {
+  // Two different characters give two different bitmaps only when both have real glyphs
+  // (a font without them draws the same empty box for each).
+  auto blank = TitleBand("");
+  auto zhong = TitleBand("中中中中 基线");
+  auto guo = TitleBand("国国国国 基线");
+  ASSERT_FALSE(blank.empty());
+  EXPECT_NE(zhong, blank) << "nothing drawn for the Chinese title";
+  EXPECT_NE(zhong, guo) << "different Chinese characters drew the same pixels (missing-glyph boxes)";
+  // Latin and Chinese in one run keep their own widths: the Latin tail still lands.
+  EXPECT_NE(TitleBand("中 loss"), TitleBand("中 lass"));
+}
+
+TEST(Chart, SvgCarriesChineseLabelsAsText) {
+  ChartSpec spec = Overlay();
+  spec.series[0].label = "基线 baseline";
+  spec.x_label = "训练步 step";
+  spec.log_y = true;
+  spec.log_suffix = "（对数坐标）";
+  std::string svg = ChartToSvg(spec, 720, 340);
+  for (const char* s : {">基线 baseline</text>", ">训练步 step</text>", "loss（对数坐标）</text>", "Noto Sans CJK SC"}) {
+    EXPECT_NE(svg.find(s), std::string::npos) << s;
+  }
+}
+
 }  // namespace
 }  // namespace parity::report

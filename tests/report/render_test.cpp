@@ -106,6 +106,11 @@ TEST_P(PdfOfEachVerdict, RendersWithChineseHeadingsVerdictCommitsAndPageNumbers)
     EXPECT_NE(text.out.find(heading), std::string::npos) << "heading " << heading << " missing";
   }
   EXPECT_NE(text.out.find(c.verdict), std::string::npos);
+  // Chart text is Chinese too (vector text in the PDF, drawn through the CID fonts).
+  for (const char* label : {"基线 baseline", "候选 candidate", "训练步 step", "逐 step 绝对差"}) {
+    EXPECT_NE(text.out.find(label), std::string::npos) << "chart label " << label << " missing";
+  }
+  EXPECT_EQ(text.out.find("(baseline vs candidate)"), std::string::npos) << "an English chart title in the zh report";
   if (c.fixture == "gelu_tanh") {  // the root cause msprobe_first_diff found (hunt/hunt.json)
     for (const char* s : {"根因定位", "Functional.gelu.0.forward", "approximate=\"tanh\"", "@@ -57 +57 @@", "=>"}) {
       EXPECT_NE(text.out.find(s), std::string::npos) << s << " missing from the root-cause section";
