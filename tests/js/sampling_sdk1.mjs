@@ -37,7 +37,7 @@ await step("initialize (2025-11-25 handshake) declaring sampling", async () => {
   check(client.getServerCapabilities()?.tools, "server did not declare tools", client.getServerCapabilities());
 });
 
-await runSamplingSteps({ model, fixture, toolCalls, rounds: 1,
+await runSamplingSteps({ model, fixture, toolCalls, server: endpoint.server, rounds: 1,
                          call: (params) => client.callTool(params, undefined, { timeout: 120_000 }) });
 
 await step("close", () => cleanupAll());

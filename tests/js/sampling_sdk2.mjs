@@ -37,7 +37,7 @@ await step("connect in auto mode negotiates 2026-07-28, declaring sampling", asy
   check(negotiated === "2026-07-28", `negotiated ${negotiated}, expected 2026-07-28`, client.getServerVersion());
 });
 
-await runSamplingSteps({ model, fixture, toolCalls, rounds: 2,
+await runSamplingSteps({ model, fixture, toolCalls, server: endpoint.server, rounds: 2,
                          call: (params) => client.callTool(params, { timeout: 120_000 }) });
 
 await step("close", () => cleanupAll());

@@ -10,11 +10,12 @@
 // PyTorch (/usr/bin/python3) printing exactly the model's names, revert restoring every byte;
 // then the model answers invalid JSON: analyser=auto falls back to the ast with the failed
 // attempt recorded, analyser=sampling is an isError result naming the reason.
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { check, onCleanup, step } from "./harness.mjs";
 import { resultText } from "./mcp_checks.mjs";
 
@@ -58,6 +59,10 @@ const TARGETS = [
     astInputs: ["x", "factor"] },
 ];
 for (const t of TARGETS) t.line = MODEL_PY.split("\n").findIndex((l) => l.trim() === t.code) + 1;
+
+// Processes run while connected must not block the event loop: the HTTP client would miss
+// the server closing an idle keep-alive connection and send the next call on it.
+const runAsync = async (command, args, options) => (await promisify(execFile)(command, args, options)).stdout;
 
 const sha256 = (bytes) => createHash("sha256").update(bytes).digest("hex");
 
@@ -143,8 +148,21 @@ export function countToolCalls(transport) {
 }
 
 // call(params): the SDK's tools/call; toolCalls: countToolCalls' counter; rounds: the
-// tools/call requests one analysing call should take.
-export async function runSamplingSteps({ call, model, fixture, toolCalls, rounds }) {
+// tools/call requests one analysing call should take; server: resolveTarget's spawned HTTP
+// server, if any (its output goes into a failed call's error).
+export async function runSamplingSteps({ call: sdkCall, model, fixture, toolCalls, rounds, server }) {
+  // A transport failure's reason is in error.cause (undici's "fetch failed" says nothing).
+  const call = async (params) => {
+    try {
+      return await sdkCall(params);
+    } catch (error) {
+      const causes = [];
+      for (let c = error?.cause; c && causes.length < 4; c = c.cause) causes.push(`${c.code ?? ""} ${c.message ?? c}`);
+      const output = server ? `\n  server output: ${server.output().slice(-1500)}` : "";
+      throw new Error(`tools/call ${params.name} ${params.arguments?.action}: ${error?.message}` +
+                      (causes.length ? ` (cause: ${causes.join(" <- ")})` : "") + output, { cause: error });
+    }
+  };
   const { repo, reportDir } = fixture;
   const targets = TARGETS.map((t) => ({ file: "model.py", line: t.line }));
   const structured = async (name, args) => {
@@ -200,8 +218,8 @@ export async function runSamplingSteps({ call, model, fixture, toolCalls, rounds
           "the ledger's inject entry does not record the sampling analyser", entry);
   });
 
-  await step("the injected file under PyTorch prints exactly the model's probes", () => {
-    const stdout = execFileSync(PYTHON, ["model.py"], {
+  await step("the injected file under PyTorch prints exactly the model's probes", async () => {
+    const stdout = await runAsync(PYTHON, ["model.py"], {
       cwd: worktree, encoding: "utf8", timeout: 120_000, env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1" } });
     check(/^done /m.test(stdout), "the program did not finish", stdout.slice(-2000));
     const probes = stdout.split("\n").filter((l) => l.startsWith("PARITY_PROBE "))
@@ -218,8 +236,8 @@ export async function runSamplingSteps({ call, model, fixture, toolCalls, rounds
     await structured("inject_prints", { action: "revert", worktree, report_dir: reportDir });
     check(readFileSync(file).equals(original), "model.py differs from the original after revert");
     check(!existsSync(join(worktree, "_parity_probe.py")), "the probe helper is still there");
-    const status = execFileSync("git", ["status", "--porcelain", "--untracked-files=all"],
-                                { cwd: worktree, encoding: "utf8", timeout: 30_000 });
+    const status = await runAsync("git", ["status", "--porcelain", "--untracked-files=all"],
+                                  { cwd: worktree, encoding: "utf8", timeout: 30_000 });
     check(status === "", "the worktree is not clean after revert", status);
   });
 
