@@ -6,7 +6,10 @@
 #     (served by the same protocol library and transports as `parity serve`, whose own
 #     tools all do real work) vs the reference's echo;
 #   - VmRSS of the server after the handshake (idle) and after the calls, for
-#     `parity serve` itself (pings), the fixture, and the reference.
+#     `parity serve` itself (pings), the fixture, and the reference;
+#   - the stdio floor: the same client against pipe_echo, a trivial program answering each
+#     line with one read and one write (no JSON parser), i.e. what one pipe round trip
+#     between two processes costs on this machine.
 # Prints a table (medians over ROUNDS runs) and the ratios against the bar: parity p50 at
 # most a tenth of the reference's, parity idle RSS under 10 MiB. Never a test: no asserts.
 # Environment: PARITY_BUILD_DIR (default build), PARITY_DEPS, CALLS (2000), WARMUP (200),
@@ -29,15 +32,17 @@ if [ "${BUILD:-1}" != 0 ]; then
     command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
     cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   fi
-  cmake --build "$build" --target mcp_latency parity parity-conformance-fixture parity-client-fixture-stdio \
+  cmake --build "$build" --target mcp_latency pipe_echo parity parity_http parity-conformance-fixture \
+    parity-client-fixture-stdio \
     -j "${PARITY_JOBS:-2}" >/dev/null
 fi
 
 latency="$build/bench/mcp/mcp_latency"
+pipe_echo="$build/bench/mcp/pipe_echo"
 parity="$build/cli/parity"
 fixture_http="$build/tests/conformance/parity-conformance-fixture"
 fixture_stdio="$build/tests/clients/parity-client-fixture-stdio"
-for exe in "$latency" "$parity" "$fixture_http" "$fixture_stdio"; do
+for exe in "$latency" "$pipe_echo" "$parity" "$fixture_http" "$fixture_stdio"; do
   [ -x "$exe" ] || { echo "run.sh: $exe not built" >&2; exit 2; }
 done
 
@@ -58,6 +63,7 @@ for ((r = 1; r <= rounds; r++)); do
   measure "reference" --tool echo --args '{"message":"x"}' --http --env 'PORT={port}' -- "$node_bin" "$everything" streamableHttp
   measure "parity serve" --stdio -- "$parity" serve
   measure "parity serve" --http -- "$parity" serve --http '127.0.0.1:{port}'
+  measure "pipe floor" --stdio -- "$pipe_echo"
 done
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -sr)"
@@ -84,6 +90,9 @@ for transport in ("stdio", "http"):
     verdict = "meets" if ratio <= 0.1 else "MISSES"
     print(f"{transport}: p50 parity/reference = {ratio:.3f} ({verdict} the bar <= 0.1); "
           f"p99 ratio {med(p,'p99_us') / med(ref,'p99_us'):.3f}")
+floor, ref = med(get("pipe floor", "stdio"), "p50_us"), med(get("reference", "stdio"), "p50_us")
+print(f"stdio floor: pipe_echo p50 {floor:.0f} us = {floor / ref:.3f} of the reference's; the bar asks for "
+      f"{ref / 10:.1f} us, {ref / 10 - floor:.1f} us above one bare pipe round trip")
 for transport in ("stdio", "http"):
     idle = med(get("parity serve", transport), "rss_idle_kib")
     ref = med(get("reference", transport), "rss_idle_kib")
