@@ -1,6 +1,7 @@
 #include "domain/msprobe/analyze.h"
 
 #include <fstream>
+#include <thread>
 #include <unordered_map>
 
 #include "domain/msprobe/compare_csv.h"
@@ -94,17 +95,24 @@ Status LoadFromDumps(const AnalyzeOptions& options, Loaded& loaded) {
   PARITY_ASSIGN_OR_RETURN(DumpFiles base_files, LocateDump(*options.baseline_dump, options.step, options.rank));
   PARITY_ASSIGN_OR_RETURN(DumpFiles cand_files, LocateDump(*options.candidate_dump, options.step, options.rank));
   if (options.cancel.cancelled()) return Cancelled();
-  // One pool for both dumps: the compare matches names, dtypes and shapes by id.
-  ReadOptions read;
-  read.pool = std::make_shared<TextPool>();
-  DumpReader reader(read);
-  auto base = reader.Read(base_files.dump_json);
-  if (!base.ok()) return std::move(base).take_status().Context("baseline dump");
-  if (options.cancel.cancelled()) return Cancelled();
-  auto cand = reader.Read(cand_files.dump_json);
+  // The two files are read at the same time, each into a pool of its own; the candidate is
+  // then moved onto the baseline's pool, so the compare matches texts by id.
+  std::optional<Result<Dump>> base;
+  std::thread baseline_reader([&] {
+    try {
+      base.emplace(DumpReader().Read(base_files.dump_json));
+    } catch (const std::exception& e) {
+      base.emplace(Internal(std::string("reading the dump: ") + e.what()));
+    }
+  });
+  auto cand = DumpReader().Read(cand_files.dump_json);
+  baseline_reader.join();
+  if (!base->ok()) return std::move(*base).take_status().Context("baseline dump");
   if (!cand.ok()) return std::move(cand).take_status().Context("candidate dump");
-  loaded.baseline = std::move(base).value();
+  if (options.cancel.cancelled()) return Cancelled();
+  loaded.baseline = std::move(*base).value();
   loaded.candidate = std::move(cand).value();
+  MoveToPool(*loaded.candidate, loaded.baseline->pool);
   if (cand_files.stack_json) {
     auto stacks = ReadStackJson(*cand_files.stack_json);
     if (!stacks.ok()) return std::move(stacks).take_status().Context("candidate stack.json");

@@ -3,8 +3,6 @@
 // strings keep their addresses.
 #pragma once
 
-#include <sys/mman.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -18,16 +16,7 @@
 
 namespace parity::msprobe {
 
-// Asks the kernel to back [data, data + bytes) with huge pages where it can: arrays of
-// millions of records otherwise cost one page fault per 4 KiB. Advisory; errors ignored.
-inline void AdviseHugePages(const void* data, size_t bytes) {
-  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-  uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
-  uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(kHuge - 1);
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-}
-
-// push_back / operator[] / iteration over fixed-size chunks of T (4 MiB each, on huge pages).
+// push_back / operator[] / iteration over fixed-size chunks of T (4 MiB each).
 template <typename T>
 class ChunkedVector {
   static_assert(std::is_trivially_destructible_v<T> && std::is_trivially_copyable_v<T>);
@@ -48,9 +37,8 @@ class ChunkedVector {
 
   void push_back(const T& value) {
     if (size_ == chunks_.size() * kChunk) {
-      void* chunk = std::aligned_alloc(size_t{2} << 20, kChunkBytes);
+      void* chunk = std::malloc(kChunkBytes);
       if (!chunk) throw std::bad_alloc();
-      AdviseHugePages(chunk, kChunkBytes);
       chunks_.emplace_back(static_cast<T*>(chunk));
     }
     new (&(*this)[size_]) T(value);

@@ -552,7 +552,6 @@ Result<CompareTable> Compare(const Dump& npu, const Dump& bench, const CompareOp
   fuzzy_seen.clear();
   std::vector<uint8_t> bench_used(bench.rows.size(), 0);
   table.rows.reserve(npu.rows.size());
-  AdviseHugePages(table.rows.data(), table.rows.capacity() * sizeof(CompareRow));
   ApiChecker checker(table);
   size_t next_bench = 0;  // the two runs mostly call the same APIs in the same order
   for (size_t e = 0; e < npu.entries.size(); ++e) {

@@ -328,6 +328,23 @@ Result<Dump> DumpReader::Read(const std::filesystem::path& path) {
   return ParseWhole(loaded.value_unsafe(), path, options_);
 }
 
+void MoveToPool(Dump& dump, const std::shared_ptr<TextPool>& pool) {
+  if (dump.pool == pool) return;
+  std::vector<uint32_t> id(dump.pool->size());
+  for (uint32_t i = 0; i < id.size(); ++i) id[i] = pool->Intern(dump.pool->Text(i));
+  for (size_t r = 0; r < dump.rows.size(); ++r) {
+    Row& row = dump.rows[r];
+    for (uint32_t* field : {&row.suffix, &row.shape, &row.dtype, &row.data_name, &row.md5_text}) *field = id[*field];
+    for (int s = 0; s < 4; ++s) {
+      StatValue v = row.stat(s);
+      if (v.kind != StatValue::Kind::kText) continue;
+      v.text = id[v.text];
+      row.set_stat(s, v);
+    }
+  }
+  dump.pool = pool;
+}
+
 Result<Dump> ParseDumpJson(std::string_view json_text, const std::filesystem::path& origin,
                            const ReadOptions& options) {
   return DumpReader(options).Parse(json_text, origin);

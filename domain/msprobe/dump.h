@@ -141,6 +141,11 @@ class DumpReader {
   std::unique_ptr<Buffers> buffers_;
 };
 
+// Moves `dump` onto `pool`: its texts are interned there and every id in its rows is
+// rewritten, so it compares by id with dumps read into `pool` (dumps read in parallel,
+// each with a pool of its own).
+void MoveToPool(Dump& dump, const std::shared_ptr<TextPool>& pool);
+
 // One file with a DumpReader of its own.
 Result<Dump> ReadDumpJson(const std::filesystem::path& path, const ReadOptions& options = {});
 

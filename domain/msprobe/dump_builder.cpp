@@ -242,7 +242,7 @@ uint32_t DumpBuilder::Intern(std::string_view text) {
 
 uint32_t DumpBuilder::InternShape(std::string_view raw) {
   if (raw == last_shape_raw_) return last_shape_;
-  auto it = shapes_.find(std::string(raw));
+  auto it = shapes_.find(raw);
   uint32_t id = it != shapes_.end() ? it->second : shapes_.emplace(raw, Intern(ShapeText(raw))).first->second;
   last_shape_raw_.assign(raw);
   last_shape_ = id;

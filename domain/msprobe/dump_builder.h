@@ -40,7 +40,12 @@ class DumpBuilder {
   TextPool& pool_;
   std::array<uint32_t, 8> recent_{};  // consecutive leaves mostly repeat a dtype seen a moment ago
   size_t next_recent_ = 0;
-  std::unordered_map<std::string, uint32_t> shapes_;  // raw JSON of a shape -> pool id
+  struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  // Raw JSON of a shape -> pool id (looked up by view: no string built per leaf).
+  std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>> shapes_;
   std::string last_shape_raw_;
   uint32_t last_shape_ = 0;
   std::array<uint32_t, 8> recent_suffixes_{};  // ".input.0", ".input.1", ".output.0" ...

@@ -149,7 +149,6 @@ DiffInput FactsFromTable(const CompareTable& table, const DiffCriteria& criteria
   const Dump& npu = *table.npu;
   std::vector<int64_t> entry_index(npu.entries.size(), -1);
   input.rows.reserve(table.rows.size());
-  AdviseHugePages(input.rows.data(), input.rows.capacity() * sizeof(RowFacts));
   std::vector<int8_t> dtype_is_tensor;  // by pool id: -1 not yet known
   for (const CompareRow& r : table.rows) {
     const Row& row = table.NpuRow(r);

@@ -115,5 +115,20 @@ TEST(WindowReader, ABrokenEntryIsReportedWithTheFileName) {
   EXPECT_NE(dump.status().message().find("/x/broken.json"), std::string::npos) << dump.status().message();
 }
 
+TEST(WindowReader, MovingToAnotherPoolKeepsEveryText) {
+  fs::path fixtures = testing::MsprobeFixtures();
+  ASSERT_FALSE(fixtures.empty());
+  auto base = ReadDumpJson(fixtures / "dumps/baseline/statistics_mix/step0/rank0/dump.json");
+  auto cand = ReadDumpJson(fixtures / "dumps/candidate/statistics_mix/step0/rank0/dump.json");
+  ASSERT_TRUE(base.ok() && cand.ok());
+  ASSERT_NE(base->pool, cand->pool);
+  std::vector<std::string> before = Describe(*cand);
+  // Interned in a different order in the other pool, so ids really change.
+  base->pool->Intern("a text only the baseline's pool holds");
+  MoveToPool(*cand, base->pool);
+  EXPECT_EQ(cand->pool, base->pool);
+  EXPECT_EQ(Describe(*cand), before);
+}
+
 }  // namespace
 }  // namespace parity::msprobe
