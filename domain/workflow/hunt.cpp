@@ -313,6 +313,7 @@ class Hunt {
       }
       return Status::Ok();
     }
+    PARITY_RETURN_IF_ERROR(KeepDumps());
     const json& fd = first_diff_["first_divergence"];
     obs_.Note("first divergent API " + fd.value("api", "?") + " (" + fd.value("verdict", "?") + "): " +
               first_diff_.value("explanation", ""));
@@ -329,6 +330,25 @@ class Hunt {
                 {"code", source.value("line_text", "")}, {"in_changed_hunk", source.value("in_changed_hunk", false)},
                 {"hunk", source.value("hunk", json())}};
     obs_.Note("user frame " + file + ":" + std::to_string(line) + ": " + source.value("line_text", ""));
+    return Status::Ok();
+  }
+
+  // The reruns dump again into the same folders (it is the same run_script), so the JSON
+  // files msprobe_first_diff read are kept in the report directory as the evidence.
+  Status KeepDumps() {
+    for (const char* side : {"baseline", "candidate"}) {
+      const json& src = first_diff_["source"].value(side, json::object());
+      for (const char* key : {"dump_json", "stack_json", "construct_json"}) {
+        if (!src.contains(key) || !src[key].is_string()) continue;
+        fs::path from = src[key].get<std::string>();
+        fs::path to = o_.report_dir / "hunt" / "dumps" / side / from.filename();
+        std::error_code ec;
+        fs::create_directories(to.parent_path(), ec);
+        fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+        if (ec) return Unavailable("cannot keep " + from.string() + " as " + to.string() + ": " + ec.message());
+        hunt_["dumps"][side][key] = Rel(to, o_.report_dir);
+      }
+    }
     return Status::Ok();
   }
 
@@ -481,9 +501,17 @@ class Hunt {
       return true;
     }
     std::string when = first.value("when", "");
-    std::string where = first.value("site", "?") + " " + when + " " + first.value("name", "?");
+    // Sites are the test side's lines (the user's change); the pairing key holds no line.
+    const json& cand_record = first.value("candidate", json::object());
+    std::string site = cand_record.is_object() ? cand_record.value("site", first.value("site", "")) : first.value("site", "");
+    std::string where = site + " " + when + " " + first.value("name", "?");
     obs_.Note(label + ": first divergent probe " + where);
-    json probe = {{"site", first.value("site", "")}, {"when", when}, {"name", first.value("name", "")},
+    if (!IsTensorRecord(first)) {
+      Warn(label + ": the first divergent probe is not a tensor (" + where + "), and no tensor is among the " +
+           std::to_string(1 + probes.value("next_divergent", json::array()).size()) + " divergent probes compare_logs "
+           "lists (of " + probes.value("divergent_count", json(0)).dump() + ")");
+    }
+    json probe = {{"site", site}, {"baseline_site", first.value("site", "")}, {"when", when}, {"name", first.value("name", "")},
                   {"call", first.value("call", json())}, {"rank", first.value("rank", json())},
                   {"baseline", first.value("baseline", json())}, {"candidate", first.value("candidate", json())}};
     if (it == 1 && (when == "after" || when == "return")) {
@@ -499,11 +527,11 @@ class Hunt {
       return false;
     }
     located_["probe"] = probe;
-    located_["site"] = first.value("site", "");
+    located_["site"] = site;
     located_["when"] = when;
     Conclude(kHuntProbe, when == "entry"
                              ? "the first divergent probe is argument " + first.value("name", "") + " at the entry of "
-                               "the function at " + first.value("site", "") + ": it already differs when that function "
+                               "the function at " + site + ": it already differs when that function "
                                "is called; the difference arises before, in its caller"
                              : "the first divergent probe is " + where + ": the function's arguments are equal, its "
                                "result differs, so the divergence arises inside it");

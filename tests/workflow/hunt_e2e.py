@@ -9,6 +9,10 @@ injection, at a few steps:
                        injection, and git sees no change but parity's infra copy), the user's
                        tree untouched, the SSH password nowhere in the output, ledger or report
   refactor/move-helpers  exit 0, "no divergence", worktrees removed
+  numerics/half-roundtrip  (made here: x rounded through float16 by Tensor methods msprobe
+                       does not hook) exit 1, msprobe's first divergent API has differing
+                       inputs, the probes at its line say so, and the stack's functions find
+                       the function whose arguments are equal and whose result differs
   a config with a bad field  exit 2, the error names the JSON path
 
     hunt_e2e.py PARITY_BINARY REPO_ROOT
@@ -171,6 +175,55 @@ def check_numerics(parity, dest, truth, repo):
           f"{checked} injected file(s) restored byte for byte")
 
 
+HALF_BEFORE = "        return self.w2(F.gelu(self.w1(x)))\n"
+HALF_AFTER = "        x = x.half().float()\n" + HALF_BEFORE
+
+
+def add_half_branch(repo):
+    """Commits the float16 round trip on a new branch without touching the working tree."""
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@example.com", GIT_INDEX_FILE=os.path.join(repo, ".git", "hunt-e2e-index"))
+    git = lambda *a, **kw: subprocess.run(["git", "-C", repo, *a], capture_output=True, text=True, check=True,
+                                          env=env, **kw).stdout.strip()
+    text = git("show", "main:toy_trainer/model.py") + "\n"
+    if text.count(HALF_BEFORE) != 1:
+        fail("the toy trainer's FeedForward line changed; update HALF_BEFORE")
+    blob = git("hash-object", "-w", "--stdin", input=text.replace(HALF_BEFORE, HALF_AFTER))
+    git("read-tree", "main")
+    git("update-index", "--cacheinfo", f"100644,{blob},toy_trainer/model.py")
+    commit = git("commit-tree", git("write-tree"), "-p", "main", "-m", "model: round the MLP input through float16")
+    git("branch", "numerics/half-roundtrip", commit)
+    os.unlink(env["GIT_INDEX_FILE"])
+    lines = text.replace(HALF_BEFORE, HALF_AFTER).split("\n")
+    return lines.index(HALF_BEFORE.rstrip("\n")) + 1  # the MLP's return line on the branch
+
+
+def check_stack(parity, dest, return_line):
+    report = os.path.join(dest, "report-half")
+    code, out, err = hunt(parity, write_config(dest, "half", "numerics/half-roundtrip"), report)
+    if code != 1 or out["verdict"] != "first divergent probe":
+        fail(f"half: exit {code}, verdict {out.get('verdict')!r}: {out.get('explanation')}\n{err}")
+    with open(os.path.join(report, "hunt", "hunt.json")) as f:
+        doc = json.load(f)
+    loop = doc["hunt"]
+    if doc["first_divergence"]["inputs_equal"] is not False:
+        fail(f"half: msprobe says the inputs of {doc['first_divergence']['api']} are equal")
+    first, second = loop["iterations"]
+    if first["probes"]["first_divergent"]["when"] != "before":
+        fail(f"half: iteration 1 did not see differing inputs: {first['probes']['first_divergent']}")
+    if not all(t.get("enclosing_function") for t in second["targets"]["candidate"]) or len(second["targets"]["candidate"]) < 3:
+        fail(f"half: iteration 2 did not instrument the stack's functions: {second['targets']}")
+    where = out["located"]
+    if (where["when"], where["site"]) != ("return", f"toy_trainer/model.py:{return_line}"):
+        fail(f"half: located {where.get('when')} at {where.get('site')}, expected FeedForward.forward's return "
+             f"at toy_trainer/model.py:{return_line}")
+    for it in loop["iterations"]:
+        for side, check in it["perturbation"].items():
+            if check["verdict"] != "PASS":
+                fail(f"half: iteration {it['iteration']} perturbation check of the {side}: {check}")
+    print(f"half: {out['verdict']}: {where['when']} at {where['site']} after {len(loop['iterations'])} iterations")
+
+
 def check_refactor(parity, dest):
     report = os.path.join(dest, "report-refactor")
     code, out, err = hunt(parity, write_config(dest, "refactor", "refactor/move-helpers"), report)
@@ -202,10 +255,12 @@ def main():
         with open(os.path.join(dest, "ground_truth.json")) as f:
             truth = json.load(f)
         repo = truth["repo"]
+        return_line = add_half_branch(repo)
         before = tree_state(repo)
         check_bad_config(parity, dest)
         check_numerics(parity, dest, truth, repo)
         check_refactor(parity, dest)
+        check_stack(parity, dest, return_line)
         if tree_state(repo) != before:
             fail("the user's working tree changed")
     print("ok")

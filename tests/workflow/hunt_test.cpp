@@ -176,9 +176,10 @@ class NullObserver : public PipelineObserver {
 };
 
 json Probe(const std::string& when, const std::string& name, const std::string& site, const std::string& type) {
-  return {{"key", "p|" + when + "|" + name}, {"id", "p1.1"}, {"site", site}, {"when", when}, {"name", name},
-          {"call", 1}, {"rank", 0}, {"baseline", {{"type", type}, {"hash", "aa"}}},
-          {"candidate", {{"type", type}, {"hash", "bb"}}}};
+  // The baseline's line differs (the change moved it); the key holds no line.
+  return {{"key", "p|" + when + "|" + name}, {"id", "p1.1"}, {"site", "old/" + site}, {"when", when}, {"name", name},
+          {"call", 1}, {"rank", 0}, {"baseline", {{"type", type}, {"hash", "aa"}, {"site", "old/" + site}}},
+          {"candidate", {{"type", type}, {"hash", "bb"}, {"site", site}}}};
 }
 
 // A repository whose test branch changes line 3 of model.py; the tools' answers are set
@@ -371,6 +372,7 @@ TEST_F(HuntLoop, InputsDifferInstrumentTheStackFunctions) {
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(out->verdict, kHuntProbe);
   EXPECT_EQ(out->located["when"], "return");
+  EXPECT_EQ(out->located["site"], "model.py:3");  // the test side's line
   auto injects = runner_.Args("inject_prints", "inject");
   ASSERT_EQ(injects.size(), 4u);
   EXPECT_EQ(injects[2]["targets"], json::parse(R"([{"file": "model.py", "line": 3, "enclosing_function": true},
