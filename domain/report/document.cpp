@@ -114,7 +114,13 @@ std::string NanInf(const json& stats, const char* side) {
   return Fmt(n.value("nan", json())) + " / " + Fmt(n.value("inf", json()));
 }
 
+// Marks the blocks added since `first` as part of the PR summary.
+void MarkSummary(Document& doc, size_t first) {
+  for (size_t i = first; i < doc.blocks.size(); ++i) doc.blocks[i].in_summary = true;
+}
+
 void AddSummary(Builder& b) {
+  const size_t first = b.doc_.blocks.size();
   b.Heading(2, b.L("结论", "Verdict"));
   auto& v = b.Add(Block::Kind::kVerdict);
   v.verdict = OverallVerdict(b.model_);
@@ -134,6 +140,7 @@ void AddSummary(Builder& b) {
     }
     t.rows.push_back({c.name, b.VerdictWord(c.report["verdict"]), c.report["verdict_reason"], Fmt(first)});
   }
+  MarkSummary(b.doc_, first);
 }
 
 // Model, config and determinism options as they appear in the commands parity ran.
@@ -154,7 +161,9 @@ void AddSetup(Builder& b, const json& reproduce) {
   }
 
   b.Heading(2, b.L("提交与配置", "Commits and configuration"));
+  b.doc_.blocks.back().in_summary = true;
   auto& kv = b.KeyValues(/*monospace=*/true);
+  kv.in_summary = true;
   if (!reproduce.is_null()) {
     kv.pairs.push_back({b.L("仓库", "Repository"), reproduce["repo"]["clone_url"]});
     for (const char* side : {"baseline", "candidate"}) {
@@ -258,9 +267,11 @@ ChartSpec DiffChart(const Builder& b, const CaseData& c) {
 
 void AddCase(Builder& b, const CaseData& c) {
   b.Heading(2, std::string(b.L("用例 ", "Case ")) + c.name);
+  b.doc_.blocks.back().in_summary = true;
   auto& v = b.Add(Block::Kind::kVerdict);
   v.verdict = c.report["verdict"];
   v.text = c.report["verdict_reason"];
+  v.in_summary = true;
 
   auto& kv = b.KeyValues(/*monospace=*/true);
   for (const char* side : {"baseline", "candidate"}) {
@@ -280,6 +291,7 @@ void AddCase(Builder& b, const CaseData& c) {
   }
 
   b.Heading(3, b.L("差异统计", "Difference statistics"));
+  b.doc_.blocks.back().in_summary = true;
   auto& t = b.Table({b.L("指标", "Metric"), b.L("最大绝对差 (step)", "max abs (step)"), b.L("平均绝对差", "mean abs"),
                      b.L("最大相对差 (step)", "max rel (step)"), b.L("平均相对差", "mean rel"), b.L("容差", "tolerance"),
                      b.L("超标 step 数", "steps beyond"), "NaN/Inf baseline", "NaN/Inf candidate",
@@ -300,6 +312,7 @@ void AddCase(Builder& b, const CaseData& c) {
                       diff(s.value("mean_rel", json())), tol_text, Fmt(s.value("exceeding_count", json())),
                       NanInf(s, "baseline"), NanInf(s, "candidate"), Fmt(s.value("bitwise_equal", json()))});
   }
+  t.in_summary = true;
 
   for (const auto& m : c.metrics) {
     const json& off = m.stats.value("offending", json::array());
@@ -330,6 +343,7 @@ void AddCase(Builder& b, const CaseData& c) {
   auto& ch = b.Add(Block::Kind::kChart);
   ch.chart = DiffChart(b, c);
   ch.chart_id = SafeId(c.name + "_abs_diff");
+  ch.in_summary = true;
 }
 
 void AddReproduce(Builder& b, const json& r) {
@@ -447,10 +461,41 @@ Document BuildDocument(const ReportModel& model, const json& reproduce, const st
   AddSummary(b);
   AddSetup(b, reproduce);
   for (const auto& c : model.cases) AddCase(b, c);
-  if (model.hunt) AddHuntSection(*model.hunt, model.language, doc);
+  if (model.hunt) {
+    // The root cause's heading and its first facts (first divergent API, inputs equal, ...).
+    size_t first = doc.blocks.size();
+    AddHuntSection(*model.hunt, model.language, doc);
+    for (size_t i = first, kv = 0; i < doc.blocks.size() && kv == 0; ++i) {
+      doc.blocks[i].in_summary = true;
+      kv += doc.blocks[i].kind == Block::Kind::kKeyValues;
+    }
+  }
   AddReproduce(b, reproduce);
   AddLogs(b);
   AddAppendix(b);
+  return doc;
+}
+
+Document PrSummary(const Document& full) {
+  const bool zh = full.language == Language::kZh;
+  Document doc;
+  doc.language = full.language;
+  doc.title = full.title + (zh ? " · PR 摘要" : " · PR summary");
+  doc.subtitle = full.subtitle;
+  for (const auto& b : full.blocks)
+    if (b.in_summary) doc.blocks.push_back(b);
+  Block& h = doc.blocks.emplace_back();
+  h.kind = Block::Kind::kHeading;
+  h.level = 2;
+  h.text = zh ? "完整报告与复现" : "Full report and replay";
+  Block& p = doc.blocks.emplace_back();
+  p.kind = Block::Kind::kParagraph;
+  p.text = zh ? "完整报告（环境、复现步骤、曲线、逐 step 明细、训练日志）：numerical_stability_report.pdf 与 "
+                "report.html；逐 step 差异：diff_summary.csv。一键重放：parity reproduce report/reproduce.json "
+                "--work-dir 任一新目录"
+              : "The full report (environment, reproduce steps, charts, per-step table, training logs) is "
+                "numerical_stability_report.pdf and report.html; per-step differences are in diff_summary.csv. "
+                "Replay everything: parity reproduce report/reproduce.json --work-dir NEW_DIR";
   return doc;
 }
 

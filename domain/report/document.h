@@ -25,6 +25,7 @@ struct Block {
   bool monospace = false;                                   // kTable cells, kKeyValues values
   ChartSpec chart;            // kChart
   std::string chart_id;       // file stem of the chart's PNG: "<case>_loss"
+  bool in_summary = false;    // also part of the one-page PR summary (pr_summary.pdf)
 };
 
 struct Document {
@@ -37,6 +38,11 @@ struct Document {
 // The report for `model`; `reproduce` is the validated reproduce.json (or null when the
 // caller did not ask for one, and then the section says so).
 Document BuildDocument(const ReportModel& model, const nlohmann::json& reproduce, const std::string& generated_at);
+
+// The summary to attach to a pull request (pr_summary.pdf): the overall verdict and case
+// table, both commits, each case's verdict, statistics and difference chart, the first
+// divergent API when a hunt ran, and where the full report and the replay command are.
+Document PrSummary(const Document& full);
 
 // Every chart of the document, for the PNG writer and the mail.
 std::vector<const Block*> Charts(const Document& doc);

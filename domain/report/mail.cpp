@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <memory>
 
 #include "support/curl_dl.h"
@@ -121,6 +122,13 @@ Status ValidateMailServer(const MailServer& s) {
     return InvalidArgument("mail.starttls: plain SMTP without TLS is allowed only to a loopback host, not " + Host(s.url))
         .WithHint("use smtps://, or keep starttls true");
   }
+  if (!s.ca_file.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(s.ca_file, ec)) {
+      return InvalidArgument("mail.ca_file: " + s.ca_file + " is not a readable file")
+          .WithHint("give the PEM file of the CA that signed the server's certificate");
+    }
+  }
   if (!s.username.empty()) {
     if (s.password_env.empty()) return InvalidArgument("mail.password_env: required when mail.username is set");
     if (!std::getenv(s.password_env.c_str())) {
@@ -160,6 +168,10 @@ Status SendMail(const MailServer& s, const MailMessage& m, const CancellationTok
   api->easy_setopt(c, CURLOPT_XFERINFODATA, &cancel);
   bool smtps = s.url.rfind("smtps://", 0) == 0;
   api->easy_setopt(c, CURLOPT_USE_SSL, static_cast<long>(smtps || s.starttls ? CURLUSESSL_ALL : CURLUSESSL_NONE));
+  // Never weakened: the server's certificate must chain to a trusted CA and name the host.
+  api->easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+  api->easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+  if (!s.ca_file.empty()) api->easy_setopt(c, CURLOPT_CAINFO, s.ca_file.c_str());
   if (!s.username.empty()) {
     api->easy_setopt(c, CURLOPT_USERNAME, s.username.c_str());
     api->easy_setopt(c, CURLOPT_PASSWORD, std::getenv(s.password_env.c_str()));

@@ -22,6 +22,8 @@ struct MailServer {
   std::string username;             // empty: no authentication
   std::string password_env;         // name of the variable holding the password
   bool starttls = true;             // for smtp://: require STARTTLS (refused off loopback if false)
+  std::string ca_file;              // PEM bundle to verify the server with; empty: the system's.
+                                    // Peer and host verification are always on.
   std::chrono::seconds timeout{60};
 };
 

@@ -52,7 +52,7 @@ struct Attachment {
 
 Result<RenderResult> Mail(const RenderOptions& o, const ReportModel& model, const Document& doc,
                           const std::vector<std::pair<std::string, std::string>>& pngs, const fs::path& pdf,
-                          const std::vector<fs::path>& csvs, RenderResult result) {
+                          const fs::path& summary_pdf, const std::vector<fs::path>& csvs, RenderResult result) {
   MailMessage m;
   m.subject = o.mail_subject.empty() ? "[parity " + result.verdict + "] " + doc.title : o.mail_subject;
   HtmlOptions html;
@@ -65,7 +65,7 @@ Result<RenderResult> Mail(const RenderOptions& o, const ReportModel& model, cons
   m.html = RenderHtml(doc, html);
   m.text = PlainText(model, result.verdict, doc.title);
 
-  std::vector<Attachment> files = {{pdf, "application/pdf"}};
+  std::vector<Attachment> files = {{pdf, "application/pdf"}, {summary_pdf, "application/pdf"}};
   if (!model.infra_tarball.empty()) files.push_back({model.infra_tarball, "application/gzip"});
   for (const auto& c : csvs) files.push_back({c, "text/csv"});
   for (const auto& log : model.logs) files.push_back({log.path, "text/plain"});
@@ -95,7 +95,8 @@ Result<RenderResult> Mail(const RenderOptions& o, const ReportModel& model, cons
   entry.tool = "render_report";
   entry.action = "mail";
   entry.inputs = {{"server", o.mail->url}, {"from", o.mail->from}, {"to", o.mail->to},
-                  {"username", o.mail->username}, {"password_env", o.mail->password_env}};
+                  {"username", o.mail->username}, {"password_env", o.mail->password_env},
+                  {"starttls", o.mail->starttls}, {"ca_file", o.mail->ca_file}};
   auto start = std::chrono::steady_clock::now();
   Status sent = SendMail(*o.mail, m, o.cancel);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -173,10 +174,13 @@ Result<RenderResult> RenderReport(const RenderOptions& o) {
     result.outputs["html"] = path.string();
   }
   fs::path pdf = out_dir / "numerical_stability_report.pdf";
+  fs::path summary_pdf = out_dir / "pr_summary.pdf";
   if (has("pdf") || mail) {
     progress(4, "writing the PDF report");
     PARITY_RETURN_IF_ERROR(RenderPdf(doc, pdf));
     result.outputs["pdf"] = pdf.string();
+    PARITY_RETURN_IF_ERROR(RenderPdf(PrSummary(doc), summary_pdf));
+    result.outputs["pr_summary"] = summary_pdf.string();
   }
   std::vector<fs::path> csvs;
   if (has("csv") || mail) {
@@ -218,7 +222,7 @@ Result<RenderResult> RenderReport(const RenderOptions& o) {
 
   if (mail) {
     progress(6, "sending the mail");
-    return Mail(o, model, doc, pngs, pdf, csvs, std::move(result));
+    return Mail(o, model, doc, pngs, pdf, summary_pdf, csvs, std::move(result));
   }
   progress(7, "done");
   return result;

@@ -1,7 +1,8 @@
 // render_report's domain entry point: reads the report directory, writes the requested
 // formats under <report_dir>/report/, optionally mails the result, and records both acts
 // in the ledger. Outputs (docs/CONTRACTS.md section 1):
-//   report/report.html, report/numerical_stability_report.pdf, report/charts/<id>.png,
+//   report/report.html, report/numerical_stability_report.pdf, report/pr_summary.pdf (format
+//   "pdf" writes both), report/charts/<id>.png,
 //   report/<case>_diff_summary.csv, report/reproduce.json
 #pragma once
 
@@ -39,7 +40,7 @@ struct RenderOptions {
 struct RenderResult {
   std::string verdict;             // overall
   nlohmann::json cases;            // [{"case","verdict","verdict_reason"}]
-  nlohmann::json outputs;          // {"html","pdf","reproduce": abs path, "charts":[...], "csv":[...]}
+  nlohmann::json outputs;          // {"html","pdf","pr_summary","reproduce": abs path, "charts":[...], "csv":[...]}
   nlohmann::json mail;             // null, or {"to":[...], "attachments":[...], "bytes": n}
   std::vector<std::string> notes;  // things the reader should know (replaced glyphs...)
   std::string ledger_id;

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -21,11 +22,14 @@ using testing::RunOrFail;
 // The SMTP sink runs as a child for the duration of a test.
 class SmtpSink {
  public:
-  explicit SmtpSink(fs::path dir) : dir_(std::move(dir)), port_(testing::FreePort()) {
-    thread_ = std::thread([this] {
+  // `options`: smtp_sink.py's --starttls/--smtps/--auth arguments.
+  explicit SmtpSink(fs::path dir, std::vector<std::string> options = {})
+      : dir_(std::move(dir)), port_(testing::FreePort()) {
+    thread_ = std::thread([this, options] {
       ProcessOptions p;
       p.argv = {"/usr/bin/python3", std::string(PARITY_REPORT_TEST_DIR) + "/smtp_sink.py", std::to_string(port_),
                 dir_.string()};
+      p.argv.insert(p.argv.end(), options.begin(), options.end());
       p.merge_stderr = true;
       p.timeout = std::chrono::seconds(300);
       p.cancel = stop_.token();
@@ -39,6 +43,7 @@ class SmtpSink {
     thread_.join();
   }
   bool ready() const { return fs::exists(dir_ / "ready"); }
+  const std::string& output() const { return output_; }
   int port() const { return port_; }
   const fs::path& dir() const { return dir_; }
 
@@ -88,17 +93,16 @@ TEST(Mail, DeliveredWithCidChartsAndEveryAttachment) {
     EXPECT_EQ(mail["content_ids"][cid.get<std::string>()]["type"], "image/png");
     EXPECT_GT(mail["content_ids"][cid.get<std::string>()]["bytes"].get<int>(), 1000);
   }
-  // The skill's attachments: PDF, infra tarball, CSV, every training log.
   std::map<std::string, int> attached;
   for (const auto& a : mail["attachments"]) attached[a["filename"]] = a["bytes"];
-  for (const char* name : {"numerical_stability_report.pdf", "infra_files.tar.gz", "toy_small_diff_summary.csv",
-                           "baseline_toy_small_train.log", "candidate_toy_small_train.log",
-                           "gen_ckpt_toy_small_train.log"}) {
+  // The skill's attachments: both PDFs, infra tarball, CSV, every training log.
+  const std::set<std::string> in_report = {"numerical_stability_report.pdf", "pr_summary.pdf",
+                                           "toy_small_diff_summary.csv"};
+  for (const char* name : {"numerical_stability_report.pdf", "pr_summary.pdf", "infra_files.tar.gz",
+                           "toy_small_diff_summary.csv", "baseline_toy_small_train.log",
+                           "candidate_toy_small_train.log", "gen_ckpt_toy_small_train.log"}) {
     ASSERT_TRUE(attached.count(name)) << name << " not attached; got " << mail["attachments"].dump();
-    EXPECT_EQ(static_cast<uintmax_t>(attached[name]),
-              fs::file_size(name == std::string("numerical_stability_report.pdf") ? dir / "report" / name
-                            : name == std::string("toy_small_diff_summary.csv")   ? dir / "report" / name
-                                                                                   : dir / name))
+    EXPECT_EQ(static_cast<uintmax_t>(attached[name]), fs::file_size(in_report.count(name) ? dir / "report" / name : dir / name))
         << name;
   }
   json manifest = ReadJson(dir / "manifest.json");
@@ -131,6 +135,117 @@ TEST(Mail, PasswordNeverAppearsInErrorsOrTheLedger) {
   EXPECT_EQ(manifest.find(secret), std::string::npos);
   EXPECT_NE(manifest.find("PARITY_TEST_SMTP_PASSWORD"), std::string::npos);  // the variable's name is recorded
   EXPECT_NE(manifest.find("\"failed\""), std::string::npos);
+}
+
+// A self-signed certificate for 127.0.0.1 made now with openssl: the mailer trusts it only
+// through mail.ca_file, so verification stays on.
+struct TestCertificate {
+  fs::path cert, key;
+};
+
+TestCertificate MakeCertificate(const fs::path& dir) {
+  fs::create_directories(dir);
+  TestCertificate c{dir / "cert.pem", dir / "key.pem"};
+  auto r = RunOrFail({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+                      "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", c.key.string(), "-out",
+                      c.cert.string()});
+  EXPECT_TRUE(r.success()) << r.out;
+  return c;
+}
+
+constexpr const char* kPasswordEnv = "PARITY_TEST_TLS_SMTP_PASSWORD";
+constexpr const char* kPassword = "tls-Pa55-never-printed";
+
+RenderOptions MailTo(const fs::path& dir, const std::string& url, const TestCertificate* ca) {
+  RenderOptions o;
+  o.report_dir = dir;
+  o.formats = {"html"};
+  MailServer m;
+  m.url = url;
+  m.from = "parity@example.com";
+  m.to = {"reviewer@example.com"};
+  m.username = "ci-bot";
+  m.password_env = kPasswordEnv;
+  if (ca) m.ca_file = ca->cert.string();
+  m.timeout = std::chrono::seconds(30);
+  o.mail = m;
+  return o;
+}
+
+class TlsMail : public ::testing::TestWithParam<const char*> {};
+
+// STARTTLS on smtp:// and implicit TLS on smtps://, both with AUTH, the certificate checked
+// against the CA file.
+TEST_P(TlsMail, DeliveredEncryptedAndAuthenticatedWithTheServerVerified) {
+  const std::string mode = GetParam();
+  fs::path dir = testing::CopyReportDir("refactor", "mail_" + mode);
+  TestCertificate cert = MakeCertificate(dir.parent_path() / "tls");
+  ::setenv(kPasswordEnv, kPassword, 1);
+  SmtpSink sink(dir.parent_path() / "smtp",
+                {"--" + mode, cert.cert.string(), cert.key.string(), "--auth", "ci-bot", kPasswordEnv});
+  ASSERT_TRUE(sink.ready()) << "aiosmtpd did not start";
+  const std::string scheme = mode == "smtps" ? "smtps" : "smtp";
+  auto r = RenderReport(MailTo(dir, scheme + "://127.0.0.1:" + std::to_string(sink.port()), &cert));
+  ::unsetenv(kPasswordEnv);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(fs::exists(sink.dir() / "1.eml")) << "no message received";
+  json envelope = ReadJson(sink.dir() / "1.json");
+  EXPECT_EQ(envelope["tls"], true) << "the message travelled unencrypted";
+  EXPECT_EQ(envelope["login"], "ci-bot");
+  auto parsed = RunOrFail({"/usr/bin/python3", std::string(PARITY_REPORT_TEST_DIR) + "/parse_mail.py",
+                           (sink.dir() / "1.eml").string()});
+  ASSERT_TRUE(parsed.success()) << parsed.out;
+  json mail = json::parse(parsed.out);
+  EXPECT_TRUE(mail["has_html"]);
+  EXPECT_EQ(mail["cid_refs"].size(), 3u);
+  std::string manifest = testing::Slurp(dir / "manifest.json");
+  EXPECT_EQ(manifest.find(kPassword), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, TlsMail, ::testing::Values("starttls", "smtps"));
+
+TEST(Mail, UntrustedCertificateIsRefusedAndNothingIsSent) {
+  // The same TLS server, but the mailer is not told about its CA: the system's CAs do not
+  // know a self-signed certificate, so the connection must fail rather than go on unverified.
+  fs::path dir = testing::CopyReportDir("refactor", "mail_untrusted");
+  TestCertificate cert = MakeCertificate(dir.parent_path() / "tls");
+  ::setenv(kPasswordEnv, kPassword, 1);
+  SmtpSink sink(dir.parent_path() / "smtp",
+                {"--starttls", cert.cert.string(), cert.key.string(), "--auth", "ci-bot", kPasswordEnv});
+  ASSERT_TRUE(sink.ready()) << "aiosmtpd did not start";
+  auto r = RenderReport(MailTo(dir, "smtp://127.0.0.1:" + std::to_string(sink.port()), nullptr));
+  ::unsetenv(kPasswordEnv);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("certificate"), std::string::npos) << r.status().ToString();
+  EXPECT_EQ(r.status().ToString().find(kPassword), std::string::npos);
+  EXPECT_FALSE(fs::exists(sink.dir() / "1.eml")) << "a message went to an unverified server";
+}
+
+TEST(Mail, WrongPasswordIsAnErrorThatDoesNotShowIt) {
+  fs::path dir = testing::CopyReportDir("refactor", "mail_wrong_password");
+  TestCertificate cert = MakeCertificate(dir.parent_path() / "tls");
+  ::setenv(kPasswordEnv, kPassword, 1);
+  SmtpSink sink(dir.parent_path() / "smtp",
+                {"--starttls", cert.cert.string(), cert.key.string(), "--auth", "ci-bot", kPasswordEnv});
+  ASSERT_TRUE(sink.ready()) << "aiosmtpd did not start";
+  ::setenv(kPasswordEnv, "not-the-password", 1);
+  auto r = RenderReport(MailTo(dir, "smtp://127.0.0.1:" + std::to_string(sink.port()), &cert));
+  ::unsetenv(kPasswordEnv);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("sending the report by mail"), std::string::npos) << r.status().ToString();
+  EXPECT_EQ(r.status().ToString().find("not-the-password"), std::string::npos);
+  EXPECT_FALSE(fs::exists(sink.dir() / "1.eml"));
+}
+
+TEST(Mail, MissingCaFileIsRefusedNamingTheField) {
+  MailServer m;
+  m.url = "smtps://127.0.0.1:465";
+  m.from = "parity@example.com";
+  m.to = {"reviewer@example.com"};
+  m.ca_file = "/nonexistent/ca.pem";
+  Status s = ValidateMailServer(m);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("mail.ca_file"), std::string::npos) << s.message();
 }
 
 }  // namespace

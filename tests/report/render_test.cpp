@@ -127,6 +127,19 @@ TEST_P(PdfOfEachVerdict, RendersWithChineseHeadingsVerdictCommitsAndPageNumbers)
     EXPECT_TRUE(std::regex_search(text.out, footer)) << "no footer for page " << page;
   }
 
+  // The PR summary: verdict, commits, statistics and the difference chart; no appendix.
+  const std::string summary = (dir / "report" / "pr_summary.pdf").string();
+  auto summary_text = RunOrFail({"pdftotext", "-enc", "UTF-8", summary, "-"});
+  ASSERT_TRUE(summary_text.success()) << summary_text.out;
+  for (const std::string s : {std::string("PR 摘要"), std::string("差异统计"), std::string("逐 step 绝对差"), c.verdict,
+                              reproduce["baseline"]["commit"].get<std::string>(),
+                              reproduce["candidate"]["commit"].get<std::string>(), std::string("parity reproduce")}) {
+    EXPECT_NE(summary_text.out.find(s), std::string::npos) << s << " missing from pr_summary.pdf";
+  }
+  EXPECT_EQ(summary_text.out.find("附录"), std::string::npos) << "the per-step appendix belongs to the full report";
+  auto summary_pages = RunOrFail({"pdfinfo", summary});
+  EXPECT_TRUE(std::regex_search(summary_pages.out, std::regex(R"(Pages:\s+[1-3]\n)"))) << summary_pages.out;
+
   auto fonts = RunOrFail({"pdffonts", pdf});
   ASSERT_TRUE(fonts.success()) << fonts.out;
   for (const char* font : {"SimSun", "SimHei", "Helvetica", "Courier"}) {

@@ -41,7 +41,7 @@ Result<report::RenderOptions> Decode(const json& arguments, const fs::path& defa
     int timeout_s = 60;
     m.Required("server", s.url).Required("from", s.from).Required("to", s.to).Optional("username", s.username);
     m.Optional("password_env", s.password_env).Optional("starttls", s.starttls).Optional("subject", o.mail_subject);
-    m.Optional("attachment_limit_mb", limit_mb).Optional("timeout_s", timeout_s);
+    m.Optional("attachment_limit_mb", limit_mb).Optional("timeout_s", timeout_s).Optional("ca_file", s.ca_file);
     if (m.ok() && s.to.empty()) m.Fail(m.Child("to"), "at least one recipient is required");
     if (m.ok() && !(limit_mb > 0)) m.Fail(m.Child("attachment_limit_mb"), "must be greater than 0");
     if (m.ok() && (timeout_s < 1 || timeout_s > 3600)) m.Fail(m.Child("timeout_s"), "must be between 1 and 3600");
@@ -68,6 +68,7 @@ std::string Summary(const report::RenderResult& r) {
   }
   if (r.outputs.contains("html")) s += "\nHTML: " + r.outputs["html"].get<std::string>();
   if (r.outputs.contains("pdf")) s += "\nPDF: " + r.outputs["pdf"].get<std::string>();
+  if (r.outputs.contains("pr_summary")) s += "\nPR summary: " + r.outputs["pr_summary"].get<std::string>();
   if (!r.mail.is_null()) s += "\nMailed to " + std::to_string(r.mail["to"].size()) + " recipient(s).";
   for (const auto& n : r.notes) s += "\nNote: " + n;
   return s;

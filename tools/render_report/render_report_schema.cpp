@@ -24,6 +24,7 @@ json RenderReportInputSchema() {
         "username": {"type": "string"},
         "password_env": {"type": "string", "description": "Name of the environment variable holding the SMTP password; the password itself is never an argument."},
         "starttls": {"type": "boolean", "default": true},
+        "ca_file": {"type": "string", "description": "PEM file of the certificate authorities to trust for the server's certificate (a company CA, a self-signed server). Default: the system's. Verification is never turned off."},
         "subject": {"type": "string"},
         "attachment_limit_mb": {"type": "number", "exclusiveMinimum": 0, "default": 25},
         "timeout_s": {"type": "integer", "minimum": 1, "maximum": 3600, "default": 60}
@@ -46,7 +47,7 @@ json RenderReportOutputSchema() {
     "cases": {"type": "array", "items": {"type": "object", "required": ["case", "verdict", "verdict_reason"],
       "properties": {"case": {"type": "string"}, "verdict": {"type": "string"}, "verdict_reason": {"type": "string"}}}},
     "outputs": {"type": "object", "properties": {
-      "html": {"type": "string"}, "pdf": {"type": "string"}, "reproduce": {"type": "string"},
+      "html": {"type": "string"}, "pdf": {"type": "string"}, "pr_summary": {"type": "string"}, "reproduce": {"type": "string"},
       "charts": {"type": "array", "items": {"type": "string"}},
       "csv": {"type": "array", "items": {"type": "string"}}}},
     "mail": {"type": ["object", "null"], "properties": {
