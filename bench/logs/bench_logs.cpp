@@ -1,5 +1,6 @@
 // The parse_log / compare_logs benchmark driver (run by bench/logs/run.sh):
 //   bench_logs parse FILE [rank]    parse loss and grad_norm once, print bytes, seconds, MB/s
+//   bench_logs regex FILE REGEX     the same with the user's regex instead of the format readers
 //   bench_logs compare STEPS DIR    compare two STEPS-long series of loss and grad_norm,
 //                                   then write report.json + diff_summary.csv under DIR
 #include <chrono>
@@ -18,9 +19,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
-int Parse(const char* path, const char* rank) {
+int Parse(const char* path, const char* rank, const char* regex = nullptr) {
   parity::logs::ParseOptions o;
   if (rank) o.rank = std::atoi(rank);
+  if (regex) {
+    o.regex = regex;
+    o.metrics.clear();
+  }
   const auto t0 = Clock::now();
   auto r = parity::logs::ParseLog(path, o);
   const auto t1 = Clock::now();
@@ -29,7 +34,7 @@ int Parse(const char* path, const char* rank) {
     return 1;
   }
   const double s = Seconds(t0, t1);
-  const auto* loss = r->Find("loss");
+  const auto* loss = regex ? (r->metrics.empty() ? nullptr : &r->metrics.front()) : r->Find("loss");
   std::printf("{\"bytes\": %llu, \"lines\": %lld, \"seconds\": %.4f, \"mb_per_s\": %.1f, \"format\": \"%s\", "
               "\"loss_points\": %zu, \"errors\": %lld, \"warnings\": %zu}\n",
               static_cast<unsigned long long>(r->bytes), static_cast<long long>(r->lines), s,
@@ -82,7 +87,8 @@ int Compare(long steps, const char* dir) {
 
 int main(int argc, char** argv) {
   if (argc >= 3 && std::strcmp(argv[1], "parse") == 0) return Parse(argv[2], argc > 3 ? argv[3] : nullptr);
+  if (argc >= 4 && std::strcmp(argv[1], "regex") == 0) return Parse(argv[2], nullptr, argv[3]);
   if (argc >= 4 && std::strcmp(argv[1], "compare") == 0) return Compare(std::atol(argv[2]), argv[3]);
-  std::fprintf(stderr, "usage: bench_logs parse FILE [rank] | bench_logs compare STEPS DIR\n");
+  std::fprintf(stderr, "usage: bench_logs parse FILE [rank] | bench_logs regex FILE REGEX | bench_logs compare STEPS DIR\n");
   return 2;
 }

@@ -221,7 +221,12 @@ bool ReadTorchtitanLine(std::string_view line, size_t step_at, const MetricFilte
 bool ReadMegatronLine(std::string_view line, const MetricFilter& filter, MetricLine& out) {
   const size_t it = line.find("iteration");
   if (it == std::string_view::npos) return false;
-  if (line.find("validation loss at") != std::string_view::npos) return false;
+  // " validation loss at iteration N | lm loss value: ..." reports evaluation, not training.
+  constexpr std::string_view kValidation = "validation loss at";
+  const std::string_view before = TrimSpaces(line.substr(0, it));
+  if (before.size() >= kValidation.size() && before.substr(before.size() - kValidation.size()) == kValidation) {
+    return false;
+  }
   size_t i = SkipSpaces(line, it + 9);
   size_t len = 0;
   auto iteration = ParsePrintedInteger(line.substr(i), &len);

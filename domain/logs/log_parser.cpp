@@ -23,7 +23,7 @@ namespace parity::logs {
 
 namespace {
 
-constexpr size_t kChunkBytes = 4 << 20;
+constexpr size_t kChunkBytes = 1 << 20;  // read() blocks: small enough to stay in L2 for the scans
 constexpr size_t kMaxLineText = 1000;  // error text kept per line
 constexpr size_t kMaxWarningsPerCode = 20;
 
@@ -76,6 +76,9 @@ class TextLogParser {
     want_all_ = std::find(options.metrics.begin(), options.metrics.end(), "*") != options.metrics.end();
     wanted_names_ = options.metrics;
     wanted_names_.insert(wanted_names_.end(), options.keywords.begin(), options.keywords.end());
+    if (regex_ && !regex_->required_literal().empty()) {
+      literal_scanner_ = NeedleScanner({{regex_->required_literal(), 1, -1}});
+    }
     megatron_keys_ = MegatronFieldKeys(wanted_names_);
     BuildScanner();
   }
@@ -83,7 +86,25 @@ class TextLogParser {
   // Processes whole lines [begin, end); `end` is just past a '\n' except for the last chunk.
   void Feed(const char* begin, const char* end) {
     counted_ = begin;
-    if (regex_) {
+    if (regex_ && !literal_scanner_.empty()) {
+      // Only lines holding the regex's required literal can match: find those, read the
+      // lines before them with the scanner alone, then the line itself with both, in order.
+      for (const char* p = begin; p < end;) {
+        const char* hit = nullptr;
+        int id = 0;
+        if (!literal_scanner_.Next(p, p, end, &hit, &id)) {
+          ScanRange(p, end);
+          break;
+        }
+        const void* previous_nl = hit > p ? memrchr(p, '\n', hit - p) : nullptr;
+        const char* line_start = previous_nl ? static_cast<const char*>(previous_nl) + 1 : p;
+        const void* nl = std::memchr(hit, '\n', end - hit);
+        const char* line_end = nl ? static_cast<const char*>(nl) : end;
+        ScanRange(p, line_end);
+        ApplyRegex(std::string_view(line_start, line_end - line_start));
+        p = line_end + 1;
+      }
+    } else if (regex_) {
       // The regex has no anchor to scan for: every line is visited, in order, so that its
       // metrics and the scanner's interleave as printed.
       for (const char* p = begin; p < end;) {
@@ -451,6 +472,7 @@ class TextLogParser {
   std::vector<FieldKey> megatron_keys_;  // of wanted_names_
   int64_t metric_candidates_ = 0;
   NeedleScanner scanner_;
+  NeedleScanner literal_scanner_;  // the regex's required literal, if it has one
 
   const char* counted_ = nullptr;
   int64_t lines_before_chunk_ = 0;

@@ -4,6 +4,85 @@
 
 namespace parity::logs {
 
+std::string RequiredLiteral(const std::string& pattern) {
+  std::string best, run;
+  int depth = 0;
+  bool last_was_literal = false;  // the previous atom is the last character of `run`
+  auto end_run = [&]() {
+    if (run.size() > best.size()) best = run;
+    run.clear();
+    last_was_literal = false;
+  };
+  auto is_alnum = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  };
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '\\') {
+      if (i + 1 >= pattern.size()) return "";
+      const char next = pattern[++i];
+      if (depth > 0) continue;
+      if (is_alnum(next)) {
+        end_run();  // \d, \s, \w, \b, \n, \x41, backreferences: not plain characters
+      } else {
+        run += next;  // an escaped punctuation character stands for itself
+        last_was_literal = true;
+      }
+      continue;
+    }
+    if (c == '[') {  // a class: skip to its end (a ']' first in the class is literal)
+      size_t j = i + 1;
+      if (j < pattern.size() && pattern[j] == '^') ++j;
+      if (j < pattern.size() && pattern[j] == ']') ++j;
+      for (; j < pattern.size() && pattern[j] != ']'; ++j) {
+        if (pattern[j] == '\\') ++j;
+      }
+      i = j;
+      if (depth == 0) end_run();
+      continue;
+    }
+    if (c == '(') {
+      ++depth;
+      if (depth == 1) end_run();
+      continue;
+    }
+    if (c == ')') {
+      if (depth > 0) --depth;
+      continue;
+    }
+    if (depth > 0) continue;
+    switch (c) {
+      case '|':
+        return "";  // alternatives at the top: no literal is common to all
+      case '*':
+      case '?':
+      case '{':
+        // The atom before may be absent: it is not required.
+        if (last_was_literal && !run.empty()) run.pop_back();
+        end_run();
+        if (c == '{') {
+          const size_t close = pattern.find('}', i);
+          if (close == std::string::npos) return "";
+          i = close;
+        }
+        break;
+      case '+':
+        end_run();  // the atom is required, what follows is not adjacent to a fixed run
+        break;
+      case '.':
+      case '^':
+      case '$':
+        end_run();
+        break;
+      default:
+        run += c;
+        last_was_literal = true;
+    }
+  }
+  end_run();
+  return best;
+}
+
 Result<UserRegex> UserRegex::Compile(const std::string& pattern) {
   UserRegex r;
   std::string rewritten;
@@ -66,6 +145,7 @@ Result<UserRegex> UserRegex::Compile(const std::string& pattern) {
         .WithHint("name the value's group, e.g. \"loss=(?<loss>[-+0-9.eE]+|nan|inf)\"; "
                   "a group named \"step\" gives the step");
   }
+  r.literal_ = RequiredLiteral(pattern);
   try {
     r.regex_ = std::regex(rewritten, std::regex::ECMAScript | std::regex::optimize);
   } catch (const std::regex_error& e) {

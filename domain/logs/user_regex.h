@@ -25,11 +25,21 @@ class UserRegex {
 
   const std::vector<std::string>& metric_names() const { return names_; }
 
+  // A literal every match contains (the longest top-level run of plain characters), or ""
+  // when the pattern guarantees none (a top-level '|', no literal outside groups). Lines
+  // without it cannot match, so the parser looks for it first and runs the regex only on
+  // the lines that have it.
+  const std::string& required_literal() const { return literal_; }
+
  private:
   std::regex regex_;
   std::vector<std::string> names_;        // metric groups' names
   std::vector<size_t> groups_;            // their group numbers
   std::optional<size_t> step_group_;
+  std::string literal_;
 };
+
+// The literal every match of an ECMAScript `pattern` must contain ("" when unknown).
+std::string RequiredLiteral(const std::string& pattern);
 
 }  // namespace parity::logs

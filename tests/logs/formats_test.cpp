@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "domain/logs/log_parser.h"
+#include "domain/logs/user_regex.h"
 #include "tests/logs/test_util.h"
 
 namespace parity::logs {
@@ -228,6 +229,54 @@ TEST(Keywords, CustomRegexWithNamedGroups) {
   EXPECT_EQ(m->series.size(), 10u);
   EXPECT_EQ(m->series.keys[9], 10);
   EXPECT_DOUBLE_EQ(m->series.values[0], 10.8452);
+}
+
+TEST(Keywords, RegexRequiredLiteralIsOnlyWhatEveryMatchContains) {
+  EXPECT_EQ(RequiredLiteral(R"(step:\s*(?P<step>\d+)\s+loss:\s*(?<my_loss>[-+0-9.eE]+|nan))"), "step:");
+  EXPECT_EQ(RequiredLiteral(R"(lm loss: (?<loss>[-+0-9.eE]+))"), "lm loss: ");
+  EXPECT_EQ(RequiredLiteral(R"(grad_norms?: +(?<g>\S+))"), "grad_norm");  // 's?': the s is optional
+  EXPECT_EQ(RequiredLiteral(R"(\[rank0\]:.*loss=(?<loss>\S+))"), "[rank0]:");
+  EXPECT_EQ(RequiredLiteral(R"(loss=(?<loss>\S+)|lm loss: (?<lm>\S+))"), "");  // top-level alternatives
+  EXPECT_EQ(RequiredLiteral(R"((?<loss>\d+\.\d+))"), "");
+  EXPECT_EQ(RequiredLiteral(R"(ab{0,2}cd[xy]z)"), "cd");
+  EXPECT_EQ(RequiredLiteral(R"(a(b|c)*defg)"), "defg");
+}
+
+// The literal prefilter must not change what the regex reads: the same series with a
+// pattern that has a literal, one that has none, and interleaved format lines and errors.
+TEST(Keywords, RegexWithAndWithoutLiteralReadTheSameSeries) {
+  testing::ScratchDir dir;
+  std::string log;
+  for (int step = 1; step <= 300; ++step) {
+    log += "[titan] step: " + std::to_string(step) + "  loss: " + std::to_string(10.0 / step) + "  grad_norm: 1.5\n";
+    if (step % 7 == 0) log += "my metric q=" + std::to_string(step * 0.25) + " at " + std::to_string(step) + "\n";
+    if (step % 50 == 0) log += "RuntimeError: boom " + std::to_string(step) + "\n";
+  }
+  const auto path = dir.Write("mixed.log", log);
+  ParseOptions with_literal;
+  with_literal.metrics = {"loss"};
+  with_literal.regex = R"(metric q=(?<q>[0-9.]+) at (?<step>\d+))";
+  ParseOptions without_literal = with_literal;
+  without_literal.regex = R"((?:metric q=)(?<q>[0-9.]+)(?: at )(?<step>\d+))";
+  ASSERT_EQ(RequiredLiteral(without_literal.regex), "");
+  ASSERT_EQ(RequiredLiteral(with_literal.regex), "metric q=");
+  auto a_or = ParseLog(path, with_literal);
+  auto b_or = ParseLog(path, without_literal);
+  ASSERT_TRUE(a_or.ok() && b_or.ok());
+  const ParseResult& a = *a_or;
+  const ParseResult& b = *b_or;
+  for (const ParseResult* r : {&a, &b}) {
+    ASSERT_NE(r->Find("q"), nullptr);
+    EXPECT_EQ(r->Find("q")->series.size(), 42u);
+    EXPECT_EQ(r->Find("q")->series.keys[0], 7);
+    EXPECT_DOUBLE_EQ(r->Find("q")->series.values[0], 1.75);
+    ASSERT_NE(r->Find("loss"), nullptr);
+    EXPECT_EQ(r->Find("loss")->series.size(), 300u);
+    EXPECT_EQ(r->errors_total, 6);
+    EXPECT_EQ(r->lines, 348);
+  }
+  EXPECT_EQ(a.Find("q")->series.values, b.Find("q")->series.values);
+  EXPECT_EQ(a.errors[3].line, b.errors[3].line);
 }
 
 TEST(Keywords, RegexWithoutNamedGroupIsAClearError) {
