@@ -265,6 +265,27 @@ ChartSpec DiffChart(const Builder& b, const CaseData& c) {
   return spec;
 }
 
+// Probe lines printed by inject_prints and paired by compare_logs (report.json "probes"):
+// the evidence of where inside a step the two runs part.
+void AddProbes(Builder& b, const CaseData& c) {
+  const json& p = c.report.value("probes", json());
+  if (!p.is_object()) return;
+  b.Heading(3, b.L("探针对比（inject_prints 打印的探针）", "Probe comparison (inject_prints probes)"));
+  auto& kv = b.KeyValues(/*monospace=*/true);
+  kv.pairs.push_back({b.L("已配对", "matched"), Fmt(p.value("matched", json()))});
+  kv.pairs.push_back({b.L("不一致", "divergent"), Fmt(p.value("divergent_count", json()))});
+  kv.pairs.push_back({b.L("探针数 基线 / 候选", "probes baseline / candidate"),
+                      Fmt(p.value("baseline_count", json())) + " / " + Fmt(p.value("candidate_count", json()))});
+  kv.pairs.push_back({b.L("未配对 基线 / 候选", "unmatched baseline / candidate"),
+                      Fmt(p.value("unmatched_baseline_count", json())) + " / " +
+                          Fmt(p.value("unmatched_candidate_count", json()))});
+  const json& first = p.value("first_divergent", json());
+  if (!first.is_null()) {
+    b.Heading(3, b.L("首个不一致的探针", "First divergent probe"));
+    b.Add(Block::Kind::kCode).text = first.dump(2);
+  }
+}
+
 void AddCase(Builder& b, const CaseData& c) {
   b.Heading(2, std::string(b.L("用例 ", "Case ")) + c.name);
   b.doc_.blocks.back().in_summary = true;
@@ -288,6 +309,13 @@ void AddCase(Builder& b, const CaseData& c) {
         kv.pairs.push_back({std::string(side) + " " + list, text});
       }
     }
+  }
+
+  const json& notes = c.report.value("notes", json());
+  if (notes.is_array() && !notes.empty()) {
+    std::string text;
+    for (const auto& n : notes) text += (text.empty() ? "" : "; ") + Fmt(n);
+    kv.pairs.push_back({b.L("compare_logs 备注", "compare_logs notes"), text});
   }
 
   b.Heading(3, b.L("差异统计", "Difference statistics"));
@@ -333,6 +361,8 @@ void AddCase(Builder& b, const CaseData& c) {
       b.Paragraph(std::string(b.L("仅列出前 20 个；完整列表见 diff_summary.csv。", "First 20 shown; all are in diff_summary.csv.")));
     }
   }
+
+  AddProbes(b, c);
 
   b.Heading(3, b.L("曲线", "Charts"));
   for (const auto& m : c.metrics) {

@@ -13,6 +13,7 @@
 #include "domain/report/reproduce.h"
 #include "e2e_util.h"
 #include "png_reader.h"
+#include "tests/logs/probe_runs.h"
 
 namespace parity::report {
 namespace {
@@ -268,6 +269,30 @@ TEST(Html, EnglishReportHasEnglishHeadings) {
     EXPECT_NE(text.find(s), std::string::npos) << s;
   }
   EXPECT_EQ(text.find("复现步骤"), std::string::npos);
+}
+
+TEST(Render, ProbeEvidenceComparedByCompareLogsIsShown) {
+  // Two runs of a script instrumented with inject_prints' helper (the candidate scales one
+  // value), compared by the real compare_logs into a case of a report directory.
+  fs::path dir = CopyReportDir("refactor", "probes");
+  logs::testing::ScratchDir runs;
+  fs::path base = runs.Write("baseline_probes.log", logs::testing::RunProbedScript(runs, "1.0", {}));
+  fs::path cand = runs.Write("candidate_probes.log", logs::testing::RunProbedScript(runs, "1.5", {}));
+  json args = {{"baseline", base.string()}, {"candidate", cand.string()}, {"case", "probes"}, {"preset", "premerge"}};
+  auto compared = RunOrFail({PARITY_BINARY, "call", "compare_logs", args.dump(), "--report-dir", dir.string()});
+  ASSERT_TRUE(compared.success()) << compared.out;
+  ASSERT_TRUE(ReadJson(dir / "probes" / "report.json").contains("probes"));
+
+  RenderOptions o;
+  o.report_dir = dir;
+  o.cases = {"probes"};
+  o.formats = {"html"};
+  auto r = RenderReport(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::string html = Slurp(dir / "report" / "report.html");
+  for (const char* s : {"探针对比", "首个不一致的探针", "p2|after|z", "compare_logs 备注"}) {
+    EXPECT_NE(html.find(s), std::string::npos) << s;
+  }
 }
 
 TEST(Render, ReportJsonThatBreaksTheContractIsRefusedNamingThePath) {
