@@ -1,6 +1,7 @@
 #include "domain/workflow/hunt.h"
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <sstream>
 
@@ -237,12 +238,14 @@ class Hunt {
     json args = {{"action", "start"}, {"worktree", s.worktree.string()}, {"side", s.name}, {"launcher", "argv"},
                  {"argv", argv}, {"config", label}};
     if (steps) args["steps"] = *steps;
-    const auto started = fs::file_time_type::clock::now();
+    // A file the run writes may carry a timestamp a tick older than this clock reads.
+    const auto started = fs::file_time_type::clock::now() - std::chrono::seconds(1);
     obs_.Note(label + ": " + s.name + " run" + (steps ? ", " + std::to_string(*steps) + " step(s)" : ""));
     PARITY_ASSIGN_OR_RETURN(json run, Call("run_training", args));
     std::string log = run["job"].value("log_path", "");
     if (log.empty()) log = (o_.report_dir / run["job"].value("log", "")).string();
     obs_.Note(label + ": " + s.name + " " + run["job"].value("message", "ok"));
+    if (label == kCase) PARITY_RETURN_IF_ERROR(CheckFreshDump(s, started));
     RunFiles files{log, ""};
     if (tensorboard_) {
       PARITY_ASSIGN_OR_RETURN(fs::path events, NewestEventFile(tb_dir));
@@ -257,6 +260,20 @@ class Hunt {
     if (ec) return Unavailable("cannot copy " + written.string() + " to " + copy.string() + ": " + ec.message());
     files.log = copy.string();
     return files;
+  }
+
+  // msprobe_first_diff must read what this run dumped, not a dump left by an earlier one.
+  Status CheckFreshDump(const Side& s, fs::file_time_type since) {
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(s.dump_dir, ec), end; !ec && it != end; it.increment(ec)) {
+      if (it.depth() > 3) it.disable_recursion_pending();  // step*/rank*/dump.json; not the tensor files
+      if (it->path().filename() == "dump.json" && fs::last_write_time(it->path(), ec) >= since) return Status::Ok();
+    }
+    const std::string key = s.name == "baseline" ? "baseline_data_dir" : "test_data_dir";
+    return FailedPrecondition("the " + s.key + " run wrote no msprobe dump.json under " + s.dump_dir.string() + " (" +
+                              c_.name + ".msprobe." + key + ")")
+        .WithHint("the run_script (or the training code) must enable msprobe's dump into that folder, e.g. the toy "
+                  "trainer's --dump.dir; a dump left by an earlier run is not used");
   }
 
   // The log file (or the newest file of a log folder) the run just wrote.

@@ -7,6 +7,7 @@
 // baseline line mapping and the config's additions.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <functional>
 
@@ -225,9 +226,11 @@ class HuntLoop : public ::testing::Test {
     runner_.handlers["audit_workspace/cleanup"] = [](const json&) -> Result<json> { return json{{"cleanup", json::object()}}; };
     runner_.handlers["run_training"] = [this](const json& a) -> Result<json> {
       if (fail_rerun_ && a["config"] != "hunt_logs") return Unavailable("training failed: exit code 1");
-      // A torchtitan-style run writes its TensorBoard events where parity asked.
-      for (const auto& word : a["argv"]) {
-        std::string w = word;
+      // A torchtitan-style run writes its TensorBoard events where parity asked, and the
+      // dump where its run_script says.
+      for (size_t i = 0; i < a["argv"].size(); ++i) {
+        std::string w = a["argv"][i];
+        if (w == "--dump.dir" && write_dumps_) Write(fs::path(a["argv"][i + 1].get<std::string>()) / "step0/rank0/dump.json", "{}");
         const std::string flag = "--metrics.save_tb_folder=";
         if (w.rfind(flag, 0) == 0) Write(fs::path(w.substr(flag.size())) / "20260101-0000" / "events.out.tfevents.1", "x");
       }
@@ -293,7 +296,7 @@ class HuntLoop : public ::testing::Test {
   std::string log_verdict_ = "FAIL";
   json first1_ = Probe("after", "return", "model.py:3", "torch.Tensor");
   json first2_;
-  bool perturbed_ = false, dirty_ = false, fail_rerun_ = false;
+  bool perturbed_ = false, dirty_ = false, fail_rerun_ = false, write_dumps_ = true;
 };
 
 TEST_F(HuntLoop, EqualLogsEndWithNoDivergence) {
@@ -412,6 +415,18 @@ TEST_F(HuntLoop, AFailedRerunStillRevertsAndLeavesTheWorktrees) {
   EXPECT_EQ(runner_.Count("inject_prints", "revert"), 2u);
   ExpectAllReverted();
   EXPECT_EQ(runner_.Count("audit_workspace", "cleanup"), 0u);
+}
+
+TEST_F(HuntLoop, ARunWithoutAFreshDumpStops) {
+  write_dumps_ = false;
+  fs::path stale = dir_.path() / "db" / "step0/rank0/dump.json";  // left by an earlier run
+  Write(stale, "{}");
+  fs::last_write_time(stale, fs::file_time_type::clock::now() - std::chrono::hours(1));
+  auto out = Hunt();
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("config.json.msprobe.baseline_data_dir"), std::string::npos)
+      << out.status().ToString();
+  EXPECT_EQ(runner_.Count("msprobe_first_diff"), 0u);
 }
 
 TEST_F(HuntLoop, UncommittedFilesNeedConsent) {
