@@ -27,6 +27,11 @@ struct LineMetric {
 struct FieldKey {
   std::string_view key, name;
   size_t slot = 0;
+  bool only_key = true;  // the name has no other key
+  // Where the key started on the last line read: Megatron prints the same fields in the same
+  // order, so the next line has it within a few bytes (value widths vary). A cache owned by
+  // the one parser that prepared the keys.
+  mutable size_t last_at = std::string_view::npos;
 };
 // The keys of `names` (views into a static table or into `names`; unknown names are their
 // own key, e.g. PanGu's "mtp head 0 lm loss").
