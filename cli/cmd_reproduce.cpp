@@ -15,10 +15,14 @@ constexpr const char* kUsage =
     "usage: parity reproduce REPRODUCE.json|REPORT_DIR --work-dir DIR [--parity PATH]\n"
     "       parity reproduce REPRODUCE.json|REPORT_DIR --print\n"
     "  REPORT_DIR means REPORT_DIR/report/reproduce.json (written by render_report).\n"
-    "  Clones the recorded repository into DIR/repo, checks out both commits as worktrees under\n"
-    "  DIR/worktrees, extracts the infra files into both, and runs every recorded command with\n"
-    "  its working directory and environment (recorded paths mapped into DIR). --print (or\n"
-    "  --dry-run) shows the steps without running anything.\n";
+    "  Clones the recorded repository into DIR/repo (the original is only read), points the\n"
+    "  recorded refs at their commits there, checks out both commits as worktrees under\n"
+    "  DIR/worktrees, extracts the infra files into both, and runs every recorded step with its\n"
+    "  working directory and environment, recorded paths mapped into DIR: the trainings, the\n"
+    "  checkpoint move, and `parity call` steps (compare_logs, msprobe_first_diff), which write\n"
+    "  into DIR/numerical_report. Inputs the rerun wrote under new run-stamped names\n"
+    "  (TensorBoard event files) are found again and the substitution printed. A step that\n"
+    "  would run outside DIR is refused. --print (or --dry-run) shows the steps, runs nothing.\n";
 
 CancellationSource* g_interrupt = nullptr;
 

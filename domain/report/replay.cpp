@@ -217,6 +217,22 @@ Status Replay(const ReplayOptions& o) {
     p.tee_path = log.is_string() ? report_dir / log.get<std::string>()
                                  : report_dir / "replay" / (s["id"].get<std::string>() + ".log");
     if (o.print) o.print("== " + what + "\n");
+    // Everything the rerun does happens inside the work directory: a step whose recorded
+    // place maps nowhere (a folder the ledger does not name as repository, worktree or report
+    // directory) is refused rather than run where the original ran.
+    const std::string inside = work.string() + "/";
+    std::vector<std::string> places = {p.cwd.string()};
+    if (s["action"] == "clear_checkpoint" || s["action"] == "move_checkpoint") {
+      for (size_t k = 1; k < p.argv.size(); ++k)
+        if (!p.argv[k].empty() && p.argv[k][0] == '/') places.push_back(p.argv[k]);
+    }
+    for (const auto& place : places) {
+      if ((place + "/").rfind(inside, 0) != 0) {
+        return FailedPrecondition(what + ": " + place + " is outside the work directory " + work.string() +
+                                  " (the recorded path is not under the repository, a worktree or the report directory)")
+            .WithHint("run this step by hand if it is safe: " + ShellQuote(s["argv"].get<std::vector<std::string>>()));
+      }
+    }
     if (!o.dry_run && !fs::is_directory(p.cwd)) {
       return NotFound(what + ": working directory " + p.cwd.string() + " does not exist in the rerun");
     }

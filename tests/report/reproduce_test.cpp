@@ -144,6 +144,25 @@ TEST(Reproduce, ACompareWhoseInputsTheRerunDidNotWriteFailsNamingTheArgument) {
   EXPECT_NE(run.out.find("is not in the rerun"), std::string::npos) << run.out;
 }
 
+TEST(Reproduce, AStepThatWouldActOutsideTheWorkDirectoryIsRefused) {
+  fs::path dir;
+  json r = RenderReproduce("refactor", "replay_outside", &dir);
+  fs::path victim = dir.parent_path() / "not_the_rerun";
+  fs::create_directories(victim / "keep");
+  json clear;
+  for (const auto& s : r["steps"])
+    if (s["action"] == "clear_checkpoint") clear = s;
+  ASSERT_TRUE(clear.is_object());
+  clear["argv"] = {"rm", "-rf", "--", victim.string()};  // a path no recorded place maps
+  r["steps"] = json::array({clear});
+  fs::path file = dir / "report" / "outside.json";
+  std::ofstream(file) << r.dump(2);
+  auto run = RunOrFail({PARITY_BINARY, "reproduce", file.string(), "--work-dir", (dir.parent_path() / "rerun").string()});
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("is outside the work directory"), std::string::npos) << run.out;
+  EXPECT_TRUE(fs::exists(victim / "keep"));
+}
+
 TEST(Reproduce, PrintShowsTheStepsAndRunsNothing) {
   fs::path dir;
   json r = RenderReproduce("refactor", "replay_print", &dir);
