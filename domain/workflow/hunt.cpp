@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "domain/ledger/ledger.h"
@@ -376,8 +377,10 @@ class Hunt {
       if (it == 1) {
         PARITY_RETURN_IF_ERROR(AddTarget(located_["file"], located_["line"], false, targets_b, targets_c, notes));
       } else {
+        std::set<std::pair<std::string, int>> seen;  // a recursive stack names a frame twice
         for (const json& f : first_diff_["first_divergence"].value("stack", json::array())) {
           if (!f.value("user", false) || f.value("function", "") == "<module>") continue;
+          if (!seen.insert({f.value("file", ""), f.value("line", 0)}).second) continue;
           fs::path local = f["file"].get<std::string>();
           std::string rel = Rel(local, cand_.worktree);
           if (local.is_relative() || rel.rfind("..", 0) == 0 || !fs::exists(cand_.worktree / rel)) {
