@@ -226,6 +226,9 @@ class HuntLoop : public ::testing::Test {
     runner_.handlers["audit_workspace/cleanup"] = [](const json&) -> Result<json> { return json{{"cleanup", json::object()}}; };
     runner_.handlers["run_training"] = [this](const json& a) -> Result<json> {
       if (fail_rerun_ && a["config"] != "hunt_logs") return Unavailable("training failed: exit code 1");
+      if (write_log_) {
+        Write(fs::path(a["worktree"].get<std::string>()) / "logs" / "train.log", "step: 1 loss: 1.0\n");
+      }
       // A torchtitan-style run writes its TensorBoard events where parity asked, and the
       // dump where its run_script says.
       for (size_t i = 0; i < a["argv"].size(); ++i) {
@@ -296,7 +299,7 @@ class HuntLoop : public ::testing::Test {
   std::string log_verdict_ = "FAIL";
   json first1_ = Probe("after", "return", "model.py:3", "torch.Tensor");
   json first2_;
-  bool perturbed_ = false, dirty_ = false, fail_rerun_ = false, write_dumps_ = true;
+  bool perturbed_ = false, dirty_ = false, fail_rerun_ = false, write_dumps_ = true, write_log_ = false;
 };
 
 TEST_F(HuntLoop, EqualLogsEndWithNoDivergence) {
@@ -415,6 +418,34 @@ TEST_F(HuntLoop, AFailedRerunStillRevertsAndLeavesTheWorktrees) {
   EXPECT_EQ(runner_.Count("inject_prints", "revert"), 2u);
   ExpectAllReverted();
   EXPECT_EQ(runner_.Count("audit_workspace", "cleanup"), 0u);
+}
+
+TEST_F(HuntLoop, TheConfigsLogPathIsWhatIsCompared) {
+  // PrecisionComparer's log_path (a folder under code_path here): the run's newest file in
+  // the worktree's copy of that folder, kept in the report directory; no TensorBoard.
+  config_.baseline.log_path = config_.test.log_path = (repo_ / "logs").string();
+  write_log_ = true;
+  log_verdict_ = "PASS";
+  auto out = Hunt();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  auto compare = runner_.Args("compare_logs").at(0);
+  EXPECT_EQ(compare["baseline"], (options_.report_dir / "hunt/logs/baseline_hunt_logs.log").string());
+  EXPECT_EQ(compare["candidate"], (options_.report_dir / "hunt/logs/candidate_hunt_logs.log").string());
+  std::ifstream kept(options_.report_dir / "hunt/logs/baseline_hunt_logs.log");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), {}), "step: 1 loss: 1.0\n");
+  for (const auto& run : runner_.Args("run_training")) {
+    for (const auto& word : run["argv"]) EXPECT_EQ(word.get<std::string>().find("--metrics."), std::string::npos);
+  }
+  // A log_path the run does not write is an error naming it.
+  write_log_ = false;
+  runner_.calls.clear();
+  fs::remove_all(dir_.path() / "repo-hunt-baseline");
+  fs::remove_all(dir_.path() / "repo-hunt-candidate");
+  Git(repo_, {"worktree", "prune"});
+  auto missing = Hunt();
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("config.json.baseline.log_path"), std::string::npos)
+      << missing.status().ToString();
 }
 
 TEST_F(HuntLoop, ARunWithoutAFreshDumpStops) {
