@@ -5,6 +5,8 @@
 //   msprobe_bench --fixtures <shared>/fixtures/msprobe-real --out DIR --size-mib 1024
 //                 [--config statistics_L1] [--python /usr/bin/python3] [--py-reader FILE]
 //   msprobe_bench --analyze BASELINE_DUMP CANDIDATE_DUMP     (the child that is measured)
+//   msprobe_bench --analyze BASELINE_DUMP CANDIDATE_DUMP --csv DIR   (also writes hunt.json and
+//                 compare_table.csv into DIR, as the tool does)
 //
 // Both readers run as child processes; wall time and peak RSS (wait4's ru_maxrss) are
 // measured the same way for both, in one run. Prints one JSON object.
@@ -133,10 +135,11 @@ Measured RunChild(const std::vector<std::string>& argv) {
   return m;
 }
 
-int Analyze(const std::string& baseline, const std::string& candidate) {
+int Analyze(const std::string& baseline, const std::string& candidate, const std::string& csv_dir) {
   parity::msprobe::AnalyzeOptions options;
   options.baseline_dump = baseline;
   options.candidate_dump = candidate;
+  options.output_dir = csv_dir;  // empty: no hunt.json / compare_table.csv, as the Python peer writes none
   auto result = parity::msprobe::AnalyzeFirstDiff(options);
   if (!result.ok()) {
     std::cerr << result.status().ToString() << "\n";
@@ -152,7 +155,8 @@ int Analyze(const std::string& baseline, const std::string& candidate) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.size() == 3 && args[0] == "--analyze") return Analyze(args[1], args[2]);
+  if (args.size() == 3 && args[0] == "--analyze") return Analyze(args[1], args[2], "");
+  if (args.size() == 5 && args[0] == "--analyze" && args[3] == "--csv") return Analyze(args[1], args[2], args[4]);
   fs::path fixtures, out_dir, py_reader = fs::path(PARITY_SOURCE_DIR) / "bench/msprobe/py_reader.py";
   std::string config = "statistics_L1", python = "/usr/bin/python3";
   uint64_t size_mib = 1024;

@@ -223,7 +223,8 @@ bool SameStat(const CompareTable& t, const StatValue& x, const StatValue& y) {
   return false;
 }
 
-// A finite number's table text (Dump::StatString) into `buf`, without allocating.
+}  // namespace
+
 size_t NumberText(const StatValue& v, char (&buf)[kPyFloatReprMax]) {
   if (v.integral && std::abs(v.number) < 9.007199254740992e15) {
     auto [end, ec] = std::to_chars(buf, buf + kPyFloatReprMax, static_cast<long long>(v.number));
@@ -231,8 +232,6 @@ size_t NumberText(const StatValue& v, char (&buf)[kPyFloatReprMax]) {
   }
   return PyFloatReprInto(v.number, buf);
 }
-
-}  // namespace
 
 std::string CompareTable::NpuStat(const CompareRow& r, int stat) const {
   return TableStat(*npu, NpuRow(r).stat(stat));
@@ -265,8 +264,18 @@ bool CompareTable::Identical(const CompareRow& r) const {
 }
 
 std::string CompareTable::DiffText(const CompareRow& r, int stat, bool relative) const {
-  if (!BenchRow(r)) return "N/A";
+  const Row* bench_row = BenchRow(r);
+  if (!bench_row) return "N/A";
   if (SameStatAt(r, stat)) return "0";
+  StatValue x = NpuRow(r).stat(stat), y = bench_row->stat(stat);
+  if (x.kind == StatValue::Kind::kNumber && y.kind == StatValue::Kind::kNumber && std::isfinite(x.number) &&
+      std::isfinite(y.number)) {
+    char xa[kPyFloatReprMax], yb[kPyFloatReprMax];
+    std::string abs, rel;
+    NumberDiffTexts(x.number, std::string_view(xa, NumberText(x, xa)), y.number,
+                    std::string_view(yb, NumberText(y, yb)), relative ? nullptr : &abs, relative ? &rel : nullptr);
+    return relative ? rel : abs;
+  }
   std::string a = NpuStat(r, stat), b = BenchStat(r, stat);
   if (a == b) return "0";
   ValType ta = Classify(a), tb = Classify(b);
@@ -289,6 +298,28 @@ std::string CompareTable::DiffText(const CompareRow& r, int stat, bool relative)
   if (ta == ValType::kDevice && tb == ValType::kDevice) return "N/A";
   if (ta == ValType::kDevice || tb == ValType::kDevice || ta == ValType::kOther || tb == ValType::kOther) return "Diff";
   return "N/A";
+}
+
+void NumberDiffTexts(double x, std::string_view xs, double y, std::string_view ys, std::string* abs,
+                     std::string* rel) {
+  // DiffText's general path for two number cells, without building them as strings.
+  if (xs == ys) {
+    if (abs) *abs = "0";
+    if (rel) *rel = "0";
+    return;
+  }
+  auto px = PandasToNumeric(xs), py = PandasToNumeric(ys);
+  double xv = px ? *px : x, yv = py ? *py : y;
+  char buf[kPyFloatReprMax];
+  if (abs) abs->assign(buf, PyFloatReprInto(xv - yv, buf));
+  if (rel) {
+    if (yv == 0) {
+      *rel = "inf";
+    } else {
+      rel->assign(buf, PyFloatReprInto(std::fabs((xv - yv) / yv * 100), buf));
+      *rel += '%';
+    }
+  }
 }
 
 CompareTable::RelativeValue CompareTable::NormRelative(const CompareRow& r) const {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "domain/msprobe/dump.h"
+#include "domain/msprobe/pyrepr.h"
 #include "support/status.h"
 
 namespace parity::msprobe {
@@ -83,6 +84,15 @@ struct CompareTable {
   // The Err_message list, as msprobe writes it: ["error: ...", ...].
   std::vector<std::string> Messages(const CompareRow& r) const;
 };
+
+// A finite number statistic's table text (Dump::StatString: "16", "0.5", "1e-05") into
+// `buf`, without allocating; returns its length.
+size_t NumberText(const StatValue& v, char (&buf)[kPyFloatReprMax]);
+
+// DiffText for two different finite numbers x and y whose table texts are xs and ys:
+// "Max diff"-style into *abs and "MaxRelativeErr"-style into *rel (either may be null).
+void NumberDiffTexts(double x, std::string_view xs, double y, std::string_view ys, std::string* abs,
+                     std::string* rel);
 
 // Compares two dumps of the same mode. Errors: modes differ (msprobe refuses too).
 Result<CompareTable> Compare(const Dump& npu, const Dump& bench, const CompareOptions& options);

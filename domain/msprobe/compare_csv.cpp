@@ -1,6 +1,9 @@
 #include "domain/msprobe/compare_csv.h"
 
+#include <array>
 #include <cmath>
+#include <functional>
+#include <optional>
 #include <fstream>
 #include <map>
 
@@ -30,24 +33,85 @@ const std::vector<std::string> kSummaryInfo = {"NPU max",   "NPU min",   "NPU me
                                                "Bench max", "Bench min", "Bench mean", "Bench l2norm"};
 const std::vector<std::string> kExtract = {"Requires_grad Consistent", "Result", "Err_message"};
 
-void CsvField(std::string& line, const std::string& value) {
-  if (value.find_first_of(",\"\n\r") == std::string::npos) {
+void CsvField(std::string& line, std::string_view value) {
+  bool quote = false;
+  for (char c : value) quote |= c == ',' || c == '"' || c == '\n' || c == '\r';
+  if (!quote) {
     line += value;
     return;
   }
   line += '"';
-  for (char c : value) {
-    if (c == '"') line += '"';
-    line += c;
+  while (true) {  // quotes doubled, the rest copied in runs
+    size_t quote_at = value.find('"');
+    line += value.substr(0, quote_at);
+    if (quote_at == std::string_view::npos) break;
+    line += "\"\"";
+    value.remove_prefix(quote_at + 1);
   }
   line += '"';
 }
 
-// pandas writes float inf as " inf" in msprobe's CSV (so Excel does not show #NAME?).
-std::string CsvStat(const Dump& dump, const StatValue& value, const std::string& text) {
-  if (value.kind == StatValue::Kind::kNumber && std::isinf(value.number)) return value.number > 0 ? " inf" : " -inf";
-  return text;
-}
+// One CSV record, field by field, into a line buffer reused for every row.
+class CsvLine {
+ public:
+  explicit CsvLine(std::string& line) : line_(line) { line_.clear(); }
+  CsvLine& operator<<(std::string_view value) {
+    if (!first_) line_ += ',';
+    first_ = false;
+    CsvField(line_, value);
+    return *this;
+  }
+  // A field known to need no quoting (numbers, "N/A", "True", msprobe's diff texts).
+  CsvLine& Plain(std::string_view value) {
+    if (!first_) line_ += ',';
+    first_ = false;
+    line_ += value;
+    return *this;
+  }
+  // A row name: entry name + suffix, written without building it.
+  CsvLine& Name(std::string_view entry, std::string_view suffix) {
+    if (!first_) line_ += ',';
+    first_ = false;
+    bool quote = false;
+    for (std::string_view part : {entry, suffix}) {
+      for (char c : part) quote |= c == ',' || c == '"' || c == '\n' || c == '\r';
+    }
+    if (quote) {
+      CsvField(line_, std::string(entry) + std::string(suffix));
+    } else {
+      line_ += entry;
+      line_ += suffix;
+    }
+    return *this;
+  }
+
+ private:
+  std::string& line_;
+  bool first_ = true;
+};
+
+// One statistic of one side, as msprobe's CSV holds it: the number's text (kept for the
+// diff cells), " inf" / " -inf" (pandas writes float inf so, for Excel), or the table text.
+struct StatText {
+  char buf[kPyFloatReprMax];
+  std::string_view number;  // set for finite numbers
+  std::string other;
+
+  void Set(const StatValue& value, const std::function<std::string()>& table_text) {
+    number = {};
+    if (value.kind == StatValue::Kind::kNumber && std::isinf(value.number)) {
+      other = value.number > 0 ? " inf" : " -inf";
+    } else if (value.kind == StatValue::Kind::kNumber && !std::isnan(value.number)) {
+      number = std::string_view(buf, NumberText(value, buf));
+    } else {
+      other = table_text();
+    }
+  }
+  void Write(CsvLine& line) const {
+    if (number.empty()) line << other;
+    else line.Plain(number);
+  }
+};
 
 std::string PyList(const std::vector<std::string>& items) {
   std::string out = "[";
@@ -86,58 +150,69 @@ Status WriteCompareCsv(const CompareTable& table, const StackIndex* stacks, cons
   const Dump& bench = *table.bench;
   std::vector<std::string> header = CompareHeader(table.mode, stacks != nullptr);
   std::string line;
-  for (size_t i = 0; i < header.size(); ++i) {
-    if (i) line += ',';
-    CsvField(line, header[i]);
+  {
+    CsvLine cells(line);
+    for (const std::string& name : header) cells << name;
   }
   line += '\n';
   out << line;
   uint32_t previous_entry = UINT32_MAX;
+  std::array<std::optional<std::string>, 1u << 9> messages;  // Err_message text per set of checks
+  std::array<std::string, 8> diffs;  // "Max diff".."L2norm diff", "MaxRelativeErr".."NormRelativeErr"
+  std::array<StatText, 4> npu_stats, bench_stats;
   for (const CompareRow& r : table.rows) {
     const Row& n = table.NpuRow(r);
     const Row* b = table.BenchRow(r);
-    std::vector<std::string> cells;
-    cells.reserve(header.size());
-    cells.push_back(npu.RowName(n));
-    cells.push_back(b ? bench.RowName(*b) : "N/A");
-    cells.push_back(npu.Text(n.dtype));
-    cells.push_back(b ? bench.Text(b->dtype) : "N/A");
-    cells.push_back(npu.Text(n.shape));
-    cells.push_back(b ? bench.Text(b->shape) : "N/A");
-    cells.push_back(npu.RequiresGradString(n));
-    cells.push_back(b ? bench.RequiresGradString(*b) : "N/A");
+    CsvLine cells(line);
+    cells.Name(npu.entries[n.entry].name, npu.Text(n.suffix));
+    if (b) cells.Name(bench.entries[b->entry].name, bench.Text(b->suffix));
+    else cells << "N/A";
+    cells << npu.Text(n.dtype) << (b ? std::string_view(bench.Text(b->dtype)) : "N/A");
+    cells << npu.Text(n.shape) << (b ? std::string_view(bench.Text(b->shape)) : "N/A");
+    cells << npu.RequiresGradString(n) << (b ? bench.RequiresGradString(*b) : "N/A");
     if (table.mode == DumpMode::kMd5) {
-      cells.push_back(npu.Md5String(n));
-      cells.push_back(b ? bench.Md5String(*b) : "N/A");
+      cells << npu.Md5String(n) << (b ? bench.Md5String(*b) : "N/A");
     } else {
       if (table.mode == DumpMode::kAll) {
         // Real-data metrics need the .pt tensors; parity does not compute them (N/A).
-        for (int i = 0; i < 6; ++i) cells.push_back("N/A");
-      } else {
-        for (int s = 0; s < 4; ++s) cells.push_back(table.DiffText(r, s, false));
-        for (int s = 0; s < 4; ++s) cells.push_back(table.DiffText(r, s, true));
+        for (int i = 0; i < 6; ++i) cells.Plain("N/A");
       }
-      for (int s = 0; s < 4; ++s) cells.push_back(CsvStat(npu, n.stat(s), table.NpuStat(r, s)));
-      for (int s = 0; s < 4; ++s) cells.push_back(b ? CsvStat(bench, b->stat(s), table.BenchStat(r, s)) : "N/A");
+      for (int s = 0; s < 4; ++s) {
+        npu_stats[s].Set(n.stat(s), [&] { return table.NpuStat(r, s); });
+        if (b) bench_stats[s].Set(b->stat(s), [&] { return table.BenchStat(r, s); });
+      }
+      if (table.mode == DumpMode::kSummary) {
+        for (int s = 0; s < 4; ++s) {
+          if (b && !npu_stats[s].number.empty() && !bench_stats[s].number.empty() && !table.SameStatAt(r, s)) {
+            NumberDiffTexts(n.stat(s).number, npu_stats[s].number, b->stat(s).number, bench_stats[s].number,
+                            &diffs[s], &diffs[s + 4]);
+          } else {
+            diffs[s] = table.DiffText(r, s, false);
+            diffs[s + 4] = table.DiffText(r, s, true);
+          }
+        }
+        for (const std::string& diff : diffs) cells.Plain(diff);  // numbers, "N/A", "Nan", "inf", "Diff", "x%"
+      }
+      for (const StatText& stat : npu_stats) stat.Write(cells);
+      for (const StatText& stat : bench_stats) {
+        if (b) stat.Write(cells);
+        else cells.Plain("N/A");
+      }
     }
-    cells.push_back(r.requires_grad_consistent ? "True" : "False");
-    cells.push_back(LevelName(r.level));
-    cells.push_back(json(table.Messages(r)).dump());
+    cells << (r.requires_grad_consistent ? "True" : "False") << LevelName(r.level);
+    std::optional<std::string>& message = messages[r.checks & (messages.size() - 1)];
+    if (!message) message = json(table.Messages(r)).dump();
+    cells << *message;
     if (stacks) {
       const std::vector<std::string>* frames = n.entry != previous_entry ? stacks->Find(npu.entries[n.entry].name) : nullptr;
-      cells.push_back(frames ? PyList(*frames) : "N/A");
+      cells << (frames ? PyList(*frames) : "N/A");
     }
     if (table.mode == DumpMode::kAll) {
       std::string nd = n.data_name ? npu.Text(n.data_name) : "-1";
       std::string bd = b ? (b->data_name ? bench.Text(b->data_name) : "-1") : "N/A";
-      cells.push_back(PyList({nd, bd}));
+      cells << PyList({nd, bd});
     }
     previous_entry = n.entry;
-    line.clear();
-    for (size_t i = 0; i < cells.size(); ++i) {
-      if (i) line += ',';
-      CsvField(line, cells[i]);
-    }
     line += '\n';
     out << line;
   }

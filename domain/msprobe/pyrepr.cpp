@@ -67,7 +67,12 @@ size_t PyFloatReprInto(double value, char (&out)[kPyFloatReprMax]) {
     std::memcpy(out + n, digits + 1, ndigits - 1);
     n += ndigits - 1;
   }
-  n += static_cast<size_t>(std::snprintf(out + n, kPyFloatReprMax - n, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent)));
+  out[n++] = 'e';
+  out[n++] = exponent < 0 ? '-' : '+';
+  int magnitude = std::abs(exponent);  // at least two digits, as Python prints them
+  if (magnitude >= 100) out[n++] = static_cast<char>('0' + magnitude / 100);
+  out[n++] = static_cast<char>('0' + magnitude / 10 % 10);
+  out[n++] = static_cast<char>('0' + magnitude % 10);
   return n;
 }
 
