@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <regex>
+#include <set>
 
 #include "domain/report/hunt_section.h"
 #include "support/subprocess.h"
@@ -150,13 +151,40 @@ void AddSetup(Builder& b, const json& reproduce) {
     b.Paragraph(b.L("账本中没有 probe_env 记录的环境信息（请先运行 probe_env）。",
                     "The ledger holds no environment recorded by probe_env (run probe_env first)."));
   } else {
-    auto& kv = b.KeyValues();
-    for (const auto& [side, summary] : reproduce["environment"].items()) {
-      if (!summary.is_object()) {
-        kv.pairs.push_back({side, Fmt(summary)});
-        continue;
+    // One row per item, one column per place probed, so a difference between the sides
+    // stands out (the last column says whether they agree).
+    const json& env = reproduce["environment"];
+    std::vector<std::string> sides, keys;
+    for (const char* side : {"baseline", "candidate", "shared"})
+      if (env.contains(side)) sides.push_back(side);
+    for (const auto& [side, summary] : env.items())
+      if (std::find(sides.begin(), sides.end(), side) == sides.end()) sides.push_back(side);
+    for (const auto& side : sides) {
+      const json& summary = env[side];
+      if (!summary.is_object()) continue;
+      for (const auto& [k, v] : summary.items())
+        if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    }
+    std::vector<std::string> header = {b.L("项目", "item")};
+    for (const auto& side : sides) {
+      header.push_back(side == "baseline"    ? b.L("基线 baseline", "baseline")
+                       : side == "candidate" ? b.L("候选 candidate", "candidate")
+                       : side == "shared"    ? b.L("共用 shared", "shared")
+                                             : side.c_str());
+    }
+    header.push_back(b.L("一致", "same"));
+    auto& t = b.Table(header, /*monospace=*/true);
+    for (const auto& k : keys) {
+      std::vector<std::string> row = {k};
+      std::set<std::string> distinct;
+      for (const auto& side : sides) {
+        const json& summary = env[side];
+        std::string cell = summary.is_object() && summary.contains(k) ? Fmt(summary[k]) : "-";
+        distinct.insert(cell);
+        row.push_back(cell);
       }
-      for (const auto& [k, v] : summary.items()) kv.pairs.push_back({side + " · " + k, Fmt(v)});
+      row.push_back(distinct.size() == 1 ? b.L("是", "yes") : b.L("否", "NO"));
+      t.rows.push_back(std::move(row));
     }
   }
 

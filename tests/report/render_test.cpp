@@ -269,6 +269,10 @@ TEST(Html, EnglishReportHasEnglishHeadings) {
     EXPECT_NE(text.find(s), std::string::npos) << s;
   }
   EXPECT_EQ(text.find("复现步骤"), std::string::npos);
+  // The environment as probe_env recorded it: one row per item, a column per side, agreement.
+  EXPECT_NE(text.find("<th>item</th><th>baseline</th><th>candidate</th>"), std::string::npos);
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(<td class="mono">torch</td><td class="mono">1\.13[^<]*</td>)")));
+  EXPECT_NE(text.find("<td class=\"mono\">yes</td></tr>"), std::string::npos);
 }
 
 TEST(Render, ProbeEvidenceComparedByCompareLogsIsShown) {
