@@ -466,8 +466,10 @@ class Hunt {
       PARITY_ASSIGN_OR_RETURN(runs[s->name], RunSide(*s, label, argv, steps));
     }
     record["steps"] = dump_step_ + 1;
+    const size_t reverted_before = reverted_.size();
     PARITY_RETURN_IF_ERROR(RevertAll());
-    record["reverted"] = reverted_;
+    record["reverted"] = json::array();
+    for (size_t i = reverted_before; i < reverted_.size(); ++i) record["reverted"].push_back(reverted_[i]);
 
     // Trust the instrumented runs only if they reproduce the uninstrumented ones.
     for (Side* s : {&base_, &cand_}) {
@@ -502,12 +504,16 @@ class Hunt {
                         {"unmatched_candidate", probes.value("unmatched_candidate", json::array())},
                         {"report", compared.value("report", "")}};
     if (!notes.empty()) record["notes"] = notes;
-    // The first divergent tensor: a differing non-tensor (argv strings, a path) says little.
+    // Across the stack's functions, the first divergent tensor: an outer function's differing
+    // non-tensor argument (main's argv, which names each side's own dump folder) says
+    // little. At the statement every input counts.
     json first = probes.value("first_divergent", json());
-    if (first.is_object() && !IsTensorRecord(first)) {
+    if (it > 1 && first.is_object() && !IsTensorRecord(first)) {
       for (const json& p : probes.value("next_divergent", json::array())) {
         if (IsTensorRecord(p)) {
           record["non_tensor_divergence_skipped"] = first;
+          Warn(label + ": a non-tensor probe differs first (" + first.value("site", "?") + " " + first.value("when", "") +
+               " " + first.value("name", "?") + "); the first differing tensor is reported");
           first = p;
           break;
         }

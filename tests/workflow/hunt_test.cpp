@@ -379,6 +379,8 @@ TEST_F(HuntLoop, InputsDifferInstrumentTheStackFunctions) {
   EXPECT_EQ(out->verdict, kHuntProbe);
   EXPECT_EQ(out->located["when"], "return");
   EXPECT_EQ(out->located["site"], "model.py:3");  // the test side's line
+  ASSERT_FALSE(out->warnings.empty());
+  EXPECT_NE(out->warnings.back().find("a non-tensor probe differs first"), std::string::npos) << out->warnings.back();
   auto injects = runner_.Args("inject_prints", "inject");
   ASSERT_EQ(injects.size(), 4u);
   EXPECT_EQ(injects[2]["targets"], json::parse(R"([{"file": "model.py", "line": 3, "enclosing_function": true},
