@@ -6,7 +6,9 @@
 #   parity parse_log           bench_logs parse (domain code, loss + grad_norm, errors, markers)
 #   Python re                  bench/logs/py_extract.py with /usr/bin/python3
 # and compare_logs on two 1,000,000-step series (two metrics), then prints MB/s and ratios.
-# Each timing is the best of RUNS (default 3; Python runs once: it takes minutes).
+# Each timing is the best of RUNS (default 3; Python runs once: it takes minutes), as wall
+# time and as CPU time (user + sys): on a shared, loaded machine the wall time mostly
+# measures the wait for a core, so the CPU-time ratios are the steadier figures.
 #   usage: bench/logs/run.sh [BUILD_DIR]     (default build-logs; needs gen_logs, bench_logs)
 #   env:   BENCH_DIR (default /tmp/parity-bench-logs), BENCH_BYTES (default 1073741824),
 #          RUNS (3), SKIP_PYTHON=1 to skip the slow peer.
@@ -27,44 +29,52 @@ meg="$dir/megatron.log"
 [[ -s "$tt" ]] || "$gen" torchtitan "$tt" 100000 "$bytes"
 [[ -s "$meg" ]] || "$gen" megatron "$meg" "$bytes"
 
-now() { date +%s.%N; }
-best_of() {  # best_of N CMD...: prints the fastest wall time in seconds
+timing="$(mktemp)"
+best_of() {  # best_of N CMD...: prints "WALL CPU", each the best of N runs, in seconds
   local n="$1"; shift
-  local best=""
+  local best_wall="" best_cpu=""
   for _ in $(seq "$n"); do
-    local t0 t1 dt
-    t0=$(now); "$@" > /dev/null; t1=$(now)
-    dt=$(echo "$t1 - $t0" | bc -l)
-    if [[ -z "$best" ]] || (( $(echo "$dt < $best" | bc -l) )); then best="$dt"; fi
+    /usr/bin/time -o "$timing" -f "%e %U %S" "$@" > /dev/null
+    read -r wall user sys < <(tail -1 "$timing")
+    local cpu
+    cpu=$(echo "$user + $sys" | bc -l)
+    if [[ -z "$best_wall" ]] || (( $(echo "$wall < $best_wall" | bc -l) )); then best_wall="$wall"; fi
+    if [[ -z "$best_cpu" ]] || (( $(echo "$cpu < $best_cpu" | bc -l) )); then best_cpu="$cpu"; fi
   done
-  echo "$best"
+  echo "$best_wall $best_cpu"
 }
+ratio() { if (( $(echo "$2 > 0" | bc -l) )); then echo "$1 / $2" | bc -l; else echo 0; fi; }  # 0: too fast to time
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); load $(cut -d' ' -f1-3 /proc/loadavg)"
+regex_tt='loss: +(?<loss>[-+0-9.eE]+|nan|inf)'
+regex_meg='lm loss: (?<loss>[-+0-9.eE]+)'
 for f in "$tt" "$meg"; do
   size=$(stat -c %s "$f")
   mb=$(echo "$size / 1000000" | bc -l)
+  regex="$regex_tt"; [[ "$f" == "$meg" ]] && regex="$regex_meg"
   cat "$f" > /dev/null  # into the page cache, so every tool reads from memory
-  t_wc=$(best_of "$runs" wc -l "$f")
-  t_parity=$(best_of "$runs" "$bench" parse "$f")
+  read -r wc_wall wc_cpu < <(best_of "$runs" wc -l "$f")
+  read -r p_wall p_cpu < <(best_of "$runs" "$bench" parse "$f")
+  read -r r_wall r_cpu < <(best_of "$runs" "$bench" regex "$f" "$regex")
   "$bench" parse "$f"
-  t_py=""
+  py_wall=""
   if [[ "${SKIP_PYTHON:-0}" != 1 ]]; then
-    t0=$(now)
-    /usr/bin/python3 "$root/bench/logs/py_extract.py" "$f"
-    t1=$(now)
-    t_py=$(echo "$t1 - $t0" | bc -l)
+    /usr/bin/time -o "$timing" -f "%e %U %S" /usr/bin/python3 "$root/bench/logs/py_extract.py" "$f"
+    read -r py_wall py_user py_sys < <(tail -1 "$timing")
+    py_cpu=$(echo "$py_user + $py_sys" | bc -l)
   fi
-  printf '%s (%.0f MB)\n' "$(basename "$f")" "$mb"
-  printf '  wc -l        %8.3f s  %8.1f MB/s\n' "$t_wc" "$(echo "$mb / $t_wc" | bc -l)"
-  printf '  parse_log    %8.3f s  %8.1f MB/s   %.2fx the time of wc -l\n' "$t_parity" \
-    "$(echo "$mb / $t_parity" | bc -l)" "$(echo "$t_parity / $t_wc" | bc -l)"
-  if [[ -n "$t_py" ]]; then
-    printf '  python re    %8.3f s  %8.1f MB/s   parse_log is %.1fx faster\n' "$t_py" \
-      "$(echo "$mb / $t_py" | bc -l)" "$(echo "$t_py / $t_parity" | bc -l)"
+  printf '%s (%.0f MB)                 wall                      CPU (user+sys)\n' "$(basename "$f")" "$mb"
+  printf '  wc -l             %8.3f s %8.1f MB/s      %8.3f s\n' "$wc_wall" "$(ratio "$mb" "$wc_wall")" "$wc_cpu"
+  printf '  parse_log         %8.3f s %8.1f MB/s      %8.3f s     %.2fx / %.2fx the time of wc -l (wall / CPU)\n' \
+    "$p_wall" "$(ratio "$mb" "$p_wall")" "$p_cpu" "$(ratio "$p_wall" "$wc_wall")" "$(ratio "$p_cpu" "$wc_cpu")"
+  printf '  parse_log regex   %8.3f s %8.1f MB/s      %8.3f s     (%s)\n' \
+    "$r_wall" "$(ratio "$mb" "$r_wall")" "$r_cpu" "$regex"
+  if [[ -n "$py_wall" ]]; then
+    printf '  python re         %8.3f s %8.1f MB/s      %8.3f s     parse_log is %.1fx / %.1fx faster (wall / CPU)\n' \
+      "$py_wall" "$(ratio "$mb" "$py_wall")" "$py_cpu" "$(ratio "$py_wall" "$p_wall")" "$(ratio "$py_cpu" "$p_cpu")"
   fi
 done
 out="$(mktemp -d)"
-trap 'rm -rf "$out"' EXIT
+trap 'rm -rf "$out" "$timing"' EXIT
 echo "compare_logs core, two 1,000,000-step series (loss, grad_norm):"
 for _ in $(seq "$runs"); do "$bench" compare 1000000 "$out/case"; done

@@ -4,13 +4,20 @@
 
 namespace parity::logs {
 
-std::string RequiredLiteral(const std::string& pattern) {
+std::string RequiredLiteral(const std::string& pattern, bool* starts_match) {
+  if (starts_match) *starts_match = false;
   std::string best, run;
+  bool run_at_start = true;   // `run` began at the pattern's first atom
+  bool best_at_start = false;
   int depth = 0;
   bool last_was_literal = false;  // the previous atom is the last character of `run`
   auto end_run = [&]() {
-    if (run.size() > best.size()) best = run;
+    if (run.size() > best.size()) {
+      best = run;
+      best_at_start = run_at_start;
+    }
     run.clear();
+    run_at_start = false;
     last_was_literal = false;
   };
   auto is_alnum = [](char c) {
@@ -80,6 +87,7 @@ std::string RequiredLiteral(const std::string& pattern) {
     }
   }
   end_run();
+  if (starts_match) *starts_match = best_at_start && !best.empty();
   return best;
 }
 
@@ -145,7 +153,7 @@ Result<UserRegex> UserRegex::Compile(const std::string& pattern) {
         .WithHint("name the value's group, e.g. \"loss=(?<loss>[-+0-9.eE]+|nan|inf)\"; "
                   "a group named \"step\" gives the step");
   }
-  r.literal_ = RequiredLiteral(pattern);
+  r.literal_ = RequiredLiteral(pattern, &r.literal_starts_match_);
   try {
     r.regex_ = std::regex(rewritten, std::regex::ECMAScript | std::regex::optimize);
   } catch (const std::regex_error& e) {
@@ -156,7 +164,16 @@ Result<UserRegex> UserRegex::Compile(const std::string& pattern) {
 
 bool UserRegex::Match(std::string_view line, MetricLine& out) const {
   std::match_results<std::string_view::const_iterator> m;
-  if (!std::regex_search(line.begin(), line.end(), m, regex_)) return false;
+  auto from = line.begin();
+  if (!literal_.empty()) {
+    const size_t at = line.find(literal_);
+    if (at == std::string_view::npos) return false;  // no match can lack it
+    // The leftmost match starts at an occurrence of the literal: no earlier start can match.
+    if (literal_starts_match_) from += static_cast<std::ptrdiff_t>(at);
+  }
+  const auto flags = from == line.begin() ? std::regex_constants::match_default
+                                          : std::regex_constants::match_prev_avail;
+  if (!std::regex_search(from, line.end(), m, regex_, flags)) return false;
   bool any = false;
   for (size_t i = 0; i < names_.size(); ++i) {
     if (!m[groups_[i]].matched) continue;

@@ -37,9 +37,11 @@ class UserRegex {
   std::vector<size_t> groups_;            // their group numbers
   std::optional<size_t> step_group_;
   std::string literal_;
+  bool literal_starts_match_ = false;  // every match begins with literal_
 };
 
-// The literal every match of an ECMAScript `pattern` must contain ("" when unknown).
-std::string RequiredLiteral(const std::string& pattern);
+// The literal every match of an ECMAScript `pattern` must contain ("" when unknown), and
+// whether every match begins with it (the pattern starts with it).
+std::string RequiredLiteral(const std::string& pattern, bool* starts_match = nullptr);
 
 }  // namespace parity::logs

@@ -240,6 +240,15 @@ TEST(Keywords, RegexRequiredLiteralIsOnlyWhatEveryMatchContains) {
   EXPECT_EQ(RequiredLiteral(R"((?<loss>\d+\.\d+))"), "");
   EXPECT_EQ(RequiredLiteral(R"(ab{0,2}cd[xy]z)"), "cd");
   EXPECT_EQ(RequiredLiteral(R"(a(b|c)*defg)"), "defg");
+  bool starts = false;
+  EXPECT_EQ(RequiredLiteral(R"(lm loss: (?<loss>\S+))", &starts), "lm loss: ");
+  EXPECT_TRUE(starts);
+  EXPECT_EQ(RequiredLiteral(R"(a?bcd(?<x>\d))", &starts), "bcd");
+  EXPECT_FALSE(starts);  // "bcd" may follow an "a"
+  EXPECT_EQ(RequiredLiteral(R"(^loss=(?<x>\d))", &starts), "loss=");
+  EXPECT_FALSE(starts);
+  EXPECT_EQ(RequiredLiteral(R"(\d+ loss=(?<x>\d))", &starts), " loss=");
+  EXPECT_FALSE(starts);
 }
 
 // The literal prefilter must not change what the regex reads: the same series with a
