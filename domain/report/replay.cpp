@@ -90,15 +90,24 @@ Status ResolveCallInputs(std::vector<std::string>& argv, const fs::path& report_
   json args = json::parse(argv[3], nullptr, /*allow_exceptions=*/false);
   if (!args.is_object()) return InvalidArgument("the recorded arguments of parity call " + argv[2] + " are not a JSON object");
   const std::string root = report_dir.string() + "/";
-  for (auto& [key, value] : args.items()) {
-    if (!value.is_string()) continue;
+  auto resolve = [&](json& value, const std::string& name) -> Status {
+    if (!value.is_string()) return Status::Ok();
     std::string path = value;
     std::error_code ec;
-    if (path.rfind(root, 0) != 0 || fs::exists(path, ec)) continue;
+    if (path.rfind(root, 0) != 0 || fs::exists(path, ec)) return Status::Ok();
     auto resolved = ResolveStamped(path, report_dir);
-    if (!resolved.ok()) return std::move(resolved).take_status().Context("arguments." + key + " of parity call " + argv[2]);
-    if (print) print("   arguments." + key + ": " + path + " was written as " + resolved->string() + " in the rerun\n");
+    if (!resolved.ok()) return std::move(resolved).take_status().Context(name + " of parity call " + argv[2]);
+    if (print) print("   " + name + ": " + path + " was written as " + resolved->string() + " in the rerun\n");
     value = resolved->string();
+    return Status::Ok();
+  };
+  for (auto& [key, value] : args.items()) {  // a path, or a list of them (parse_log's paths)
+    if (value.is_array()) {
+      for (size_t i = 0; i < value.size(); ++i)
+        PARITY_RETURN_IF_ERROR(resolve(value[i], "arguments." + key + "[" + std::to_string(i) + "]"));
+    } else {
+      PARITY_RETURN_IF_ERROR(resolve(value, "arguments." + key));
+    }
   }
   argv[3] = args.dump();
   return Status::Ok();
