@@ -160,8 +160,11 @@ TEST(MsprobeRun, RealMsprobeCompareAgreesWithParitysTable) {
     auto manifest = ledger::Read(report.path());
     ASSERT_TRUE(manifest.ok());
     const json& entry = (*manifest)["entries"].back();
-    EXPECT_NE(entry["command"]["argv"].dump().find("\"compare\""), std::string::npos) << entry.dump(2);
-    EXPECT_EQ(entry["command"]["env"]["PYTHONPATH"], msprobe_path);
+    // msprobe's command is evidence in the outcome; parity reproduce replays the call itself.
+    EXPECT_FALSE(entry.contains("command") && entry["command"].is_object()) << entry.dump(2);
+    EXPECT_NE(entry["outcome"]["msprobe"]["argv"].dump().find("\"compare\""), std::string::npos) << entry.dump(2);
+    EXPECT_EQ(entry["outcome"]["msprobe"]["env"][0], std::string("PYTHONPATH=") + msprobe_path);
+    EXPECT_EQ(entry["inputs"]["run_msprobe"], true);
 
     // msprobe's own table and parity's, cell for cell.
     args["report_dir"] = own.path().string();

@@ -148,22 +148,23 @@ mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
   entry.side = "both";
   entry.inputs = arguments;
   if (result.ok()) {
+    entry.outcome = {{"status", "ok"}, {"duration_s", seconds}, {"message", Summary(*result)}};
     entry.outputs = {{"hunt", "hunt/hunt.json"}};
     if ((*result)["compare_table"].is_string()) {
       entry.outputs["compare_table"] =
           fs::path((*result)["compare_table"].get<std::string>()).lexically_relative(report_dir).generic_string();
     }
     const json& source = (*result)["source"];
-    if (source["kind"] == "msprobe_run") {  // what parity ran, for parity reproduce
-      ledger::Command command;
-      command.argv = source["msprobe"]["argv"].get<std::vector<std::string>>();
-      command.cwd = fs::path(source["msprobe"]["result_file"].get<std::string>()).parent_path().string();
-      if (p.msprobe_pythonpath) command.env["PYTHONPATH"] = *p.msprobe_pythonpath;
-      entry.command = command;
+    if (source["kind"] == "msprobe_run") {
+      // What msprobe ran, as evidence. Not entry.command: parity reproduce replays the whole
+      // call from `inputs` (which runs msprobe again), not msprobe alone.
+      entry.outcome["msprobe"] = {{"argv", source["msprobe"]["argv"]},
+                                  {"env", source["msprobe"]["env"]},
+                                  {"exit_code", source["msprobe"]["exit_code"]},
+                                  {"duration_s", source["msprobe"]["duration_s"]}};
       entry.outputs["msprobe_log"] =
           fs::path(source["msprobe"]["log_file"].get<std::string>()).lexically_relative(report_dir).generic_string();
     }
-    entry.outcome = {{"status", "ok"}, {"duration_s", seconds}, {"message", Summary(*result)}};
   } else {
     entry.outcome = {{"status", result.status().kind() == ErrorKind::kCancelled ? "cancelled" : "failed"},
                      {"duration_s", seconds},
