@@ -185,14 +185,16 @@ class Hunt {
     json unconfirmed = json::array();
     for (const auto& f : diff["diff"]["files"]) {
       classes[f["path"]] = f["proposed"];
-      if (f.value("origin", "") != "committed") {
+      // Copying the user's uncommitted files into a worktree needs consent; leaving one out
+      // (the report directory, deletions, non-code files) changes nothing.
+      if (f.value("origin", "") != "committed" && f.value("proposed", "") != "ignore") {
         unconfirmed.push_back({{"path", f["path"]}, {"proposed", f["proposed"]}, {"reason", f.value("reason", "")}});
       }
     }
     if (!unconfirmed.empty() && !o_.assume_yes) {
       return FailedPrecondition("the test tree has " + std::to_string(unconfirmed.size()) +
-                                " uncommitted file(s) whose class (B: both sides, C: test only, ignore) needs the "
-                                "user's confirmation; nothing was created or run")
+                                " uncommitted file(s) that parity proposes to copy into the worktrees (B: both "
+                                "sides, C: test only); that needs the user's confirmation, and nothing was created or run")
           .WithHint("run again with --yes to accept the proposed classes listed, or commit the files")
           .WithEvidence("found", unconfirmed.dump(2));
     }

@@ -215,6 +215,7 @@ class HuntLoop : public ::testing::Test {
 
     runner_.handlers["audit_workspace/diff"] = [this](const json&) -> Result<json> {
       json files = json::array({{{"path", "model.py"}, {"origin", "committed"}, {"proposed", "A"}}});
+      files.push_back({{"path", "numerical_report/"}, {"origin", "untracked"}, {"proposed", "ignore"}});
       if (dirty_) files.push_back({{"path", "run.sh"}, {"origin", "uncommitted"}, {"proposed", "B"}});
       return json{{"diff", {{"files", files}}}};
     };
