@@ -47,6 +47,13 @@ json ProbeDivergenceSchema() {
             {"stats_within_tolerance", {{"type", "boolean"}}}}}};
 }
 
+// null when no matched probe differs (object keywords do not constrain null).
+json NullableProbeDivergenceSchema() {
+  json schema = ProbeDivergenceSchema();
+  schema["type"] = {"object", "null"};
+  return schema;
+}
+
 json ProbeComparisonSchema() {
   const json keys = {{"type", "array"}, {"items", {{"type", "string"}}}};
   return {{"type", "object"},
@@ -59,7 +66,7 @@ json ProbeComparisonSchema() {
             {"candidate_count", {{"type", "integer"}}},
             {"matched", {{"type", "integer"}}},
             {"divergent_count", {{"type", "integer"}}},
-            {"first_divergent", {{"oneOf", {{{"type", "null"}}, ProbeDivergenceSchema()}}}},
+            {"first_divergent", NullableProbeDivergenceSchema()},
             {"next_divergent", {{"type", "array"}, {"items", ProbeDivergenceSchema()}}},
             {"unmatched_baseline", keys},
             {"unmatched_candidate", keys},
