@@ -1,5 +1,5 @@
-// `parity serve --http` takes the Streamable HTTP transport from a module, parity-http.so
-// beside the parity binary, loaded with dlopen only then. Debian's cpp-httplib is a shared
+// `parity serve --http` takes the Streamable HTTP transport from a module embedded in the
+// parity binary (so parity stays one file), loaded from memory with dlopen only then. Debian's cpp-httplib is a shared
 // library built with OpenSSL, zlib and brotli whose load-time initialiser runs
 // OPENSSL_init_ssl (error strings, config, providers): linked into parity it would cost
 // every stdio server ~2.5 MiB of resident pages for a transport it never uses (see
@@ -19,13 +19,13 @@
 namespace parity::mcp {
 
 // Loads the module once per process and makes a transport. The error (kUnavailable)
-// names the module's path and dlerror()'s text, or the mismatch between the binary and a
-// module from another build.
+// carries dlerror()'s text; a program without the embedded module, or a module from
+// another build, is kInternal.
 [[nodiscard]] Result<std::unique_ptr<HttpTransport>> LoadHttpTransport(const HttpOptions& options);
 
 // The module's entry point and the build stamp both sides compare before using it.
 inline constexpr const char* kHttpModuleEntry = "parity_mcp_new_http_transport";
-inline constexpr const char* kHttpModuleFile = "parity-http.so";
+inline constexpr const char* kHttpModuleFile = "parity-http.so";  // the in-memory file's name
 using HttpModuleEntry = HttpTransport* (*)(const char* build_stamp, const HttpOptions* options);
 // PARITY_VERSION plus the layouts the two sides share; a module from another build with
 // a different HttpOptions layout is refused instead of misread. Internal linkage on
