@@ -6,10 +6,11 @@
 // Memory is rows, not the file: a pretty-printed dump.json (msprobe writes json.dump with
 // an indent) is read in windows split at its "data" entries and each window is parsed with
 // simdjson On Demand, so the file and simdjson's index are never held whole. Rows are
-// fixed-size records: names, dtypes and shapes are interned in a TextPool that two dumps of
-// one compare share, so the compare matches them by id. A dump without newlines between
-// its entries is parsed whole. NaN / Infinity tokens, which Python's json module writes,
-// are accepted.
+// fixed-size records: row-name suffixes, dtypes and shapes are interned in a TextPool, which
+// the two dumps of one compare share (read into one pool, or moved onto one with
+// MoveToPool), so the compare matches them by id. A dump without line breaks between its
+// entries is parsed whole. NaN / Infinity tokens, which Python's json module writes, are
+// accepted.
 #pragma once
 
 #include <array>
