@@ -5,6 +5,8 @@
 #include <mutex>
 #include <string>
 
+#include "support/cancel.h"
+
 namespace parity {
 namespace {
 
@@ -56,6 +58,10 @@ Loaded Load() {
 }
 
 }  // namespace
+
+int CurlAbortWhenCancelled(void* cancellation_token, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return static_cast<const CancellationToken*>(cancellation_token)->cancelled() ? 1 : 0;
+}
 
 Result<const CurlApi*> LoadCurl() {
   static std::once_flag once;

@@ -27,4 +27,8 @@ struct CurlApi {
 // (Debian: libcurl4). Later calls return the same table or the same error.
 [[nodiscard]] Result<const CurlApi*> LoadCurl();
 
+// A CURLOPT_XFERINFOFUNCTION that aborts the transfer (CURLE_ABORTED_BY_CALLBACK) once the
+// CancellationToken given as CURLOPT_XFERINFODATA is cancelled; needs CURLOPT_NOPROGRESS 0.
+int CurlAbortWhenCancelled(void* cancellation_token, curl_off_t, curl_off_t, curl_off_t, curl_off_t);
+
 }  // namespace parity

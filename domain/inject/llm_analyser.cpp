@@ -8,6 +8,7 @@
 #include "domain/inject/analyser.h"
 #include "support/embedded_files.h"
 #include "support/json_reader.h"
+#include "support/text_template.h"
 
 namespace parity::inject::prompts {
 std::span<const parity::EmbeddedFile> Files();
@@ -22,26 +23,7 @@ using json = nlohmann::json;
 constexpr size_t kAnswerExcerptBytes = 600;
 
 Result<std::string> Render(const std::string& name, const std::map<std::string, std::string>& values) {
-  const auto files = prompts::Files();
-  auto it = std::find_if(files.begin(), files.end(), [&](const EmbeddedFile& f) { return f.path == name; });
-  if (it == files.end()) return Internal("prompt prompts/code-analysis/" + name + " is not embedded");
-  std::string_view text = it->content;
-  std::string out;
-  for (size_t at = 0; at < text.size();) {
-    size_t open = text.find("{{", at);
-    if (open == std::string_view::npos) {
-      out.append(text.substr(at));
-      break;
-    }
-    size_t close = text.find("}}", open);
-    if (close == std::string_view::npos) return Internal("prompt " + name + ": unclosed {{");
-    out.append(text.substr(at, open - at));
-    auto value = values.find(std::string(text.substr(open + 2, close - open - 2)));
-    if (value == values.end()) return Internal("prompt " + name + ": no value for " + std::string(text.substr(open, close + 2 - open)));
-    out.append(value->second);
-    at = close + 2;
-  }
-  return out;
+  return RenderEmbeddedTemplate(prompts::Files(), "prompts/code-analysis", name, values);
 }
 
 // Lines [start, end] of the source, each prefixed with its number; the target line marked ">".

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/curl_dl.h"
+#include "support/url.h"
 
 namespace parity::inject {
 
@@ -32,24 +33,6 @@ size_t Collect(char* data, size_t size, size_t count, void* user) {
   }
   sink->body.append(data, n);
   return n;
-}
-
-int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-  return static_cast<const CancellationToken*>(user)->cancelled() ? 1 : 0;
-}
-
-std::string HostOf(const std::string& url) {
-  size_t start = url.find("://");
-  start = start == std::string::npos ? 0 : start + 3;
-  size_t end = url.find_first_of("/?#", start);
-  std::string authority = url.substr(start, end == std::string::npos ? std::string::npos : end - start);
-  if (size_t at = authority.rfind('@'); at != std::string::npos) authority = authority.substr(at + 1);
-  if (!authority.empty() && authority[0] == '[') return authority.substr(0, authority.find(']') + 1);
-  return authority.substr(0, authority.find(':'));
-}
-
-bool IsLoopback(const std::string& host) {
-  return host == "localhost" || host == "[::1]" || host.rfind("127.", 0) == 0;
 }
 
 // What one HTTP exchange gave.
@@ -93,7 +76,7 @@ Exchange PostOnce(const CurlApi& api, const ChatEndpoint& e, const std::string& 
   api.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(e.connect_timeout.count()));
   api.easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(e.timeout.count()));
   api.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-  api.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, OnProgress);
+  api.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, CurlAbortWhenCancelled);
   api.easy_setopt(c, CURLOPT_XFERINFODATA, &cancel);
   api.easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
   out.code = api.easy_perform(c);
@@ -187,8 +170,8 @@ Status ValidateEndpoint(const ChatEndpoint& e) {
   if (!https && !http) {
     return InvalidArgument("base_url \"" + RedactUrl(e.base_url) + "\" must start with https:// (or http:// to loopback)");
   }
-  if (http && !IsLoopback(HostOf(e.base_url))) {
-    return InvalidArgument("base_url: plain http is allowed only to a loopback host, not " + HostOf(e.base_url))
+  if (http && !IsLoopbackHost(UrlHost(e.base_url))) {
+    return InvalidArgument("base_url: plain http is allowed only to a loopback host, not " + UrlHost(e.base_url))
         .WithHint("use https:// so the API key is not sent in clear text");
   }
   if (e.model.empty()) return InvalidArgument("model: empty");

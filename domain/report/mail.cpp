@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "support/curl_dl.h"
+#include "support/url.h"
 
 namespace parity::report {
 
@@ -38,18 +39,6 @@ std::string EncodedWord(const std::string& text) {
   return text;
 }
 
-std::string Host(const std::string& url) {
-  size_t start = url.find("://");
-  start = start == std::string::npos ? 0 : start + 3;
-  if (start < url.size() && url[start] == '[') return url.substr(start, url.find(']', start) - start + 1);
-  size_t end = url.find_first_of(":/", start);
-  return url.substr(start, end == std::string::npos ? std::string::npos : end - start);
-}
-
-bool IsLoopback(const std::string& host) {
-  return host == "localhost" || host == "[::1]" || host.rfind("127.", 0) == 0;
-}
-
 void Part(std::string& out, const std::string& boundary, const MailPart& p, bool inline_part) {
   out += "--" + boundary + "\r\n";
   out += "Content-Type: " + p.content_type + "; name=\"" + p.filename + "\"\r\n";
@@ -73,9 +62,6 @@ size_t ReadChunk(char* buffer, size_t size, size_t count, void* user) {
   return n;
 }
 
-int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-  return static_cast<const CancellationToken*>(user)->cancelled() ? 1 : 0;
-}
 
 }  // namespace
 
@@ -118,8 +104,8 @@ Status ValidateMailServer(const MailServer& s) {
       return InvalidArgument("mail.to: \"" + addr + "\" is not an address");
     }
   }
-  if (smtp && !s.starttls && !IsLoopback(Host(s.url))) {
-    return InvalidArgument("mail.starttls: plain SMTP without TLS is allowed only to a loopback host, not " + Host(s.url))
+  if (smtp && !s.starttls && !IsLoopbackHost(UrlHost(s.url))) {
+    return InvalidArgument("mail.starttls: plain SMTP without TLS is allowed only to a loopback host, not " + UrlHost(s.url))
         .WithHint("use smtps://, or keep starttls true");
   }
   if (!s.ca_file.empty()) {
@@ -164,7 +150,7 @@ Status SendMail(const MailServer& s, const MailMessage& m, const CancellationTok
   api->easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   api->easy_setopt(c, CURLOPT_TIMEOUT, static_cast<long>(s.timeout.count()));
   api->easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-  api->easy_setopt(c, CURLOPT_XFERINFOFUNCTION, OnProgress);
+  api->easy_setopt(c, CURLOPT_XFERINFOFUNCTION, CurlAbortWhenCancelled);
   api->easy_setopt(c, CURLOPT_XFERINFODATA, &cancel);
   bool smtps = s.url.rfind("smtps://", 0) == 0;
   api->easy_setopt(c, CURLOPT_USE_SSL, static_cast<long>(smtps || s.starttls ? CURLUSESSL_ALL : CURLUSESSL_NONE));
