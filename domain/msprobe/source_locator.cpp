@@ -48,6 +48,24 @@ std::optional<std::string> ReadLine(const fs::path& file, int line) {
   return std::nullopt;
 }
 
+// `file` relative to `root`, when it lies inside it (both canonical or weakly canonical).
+std::optional<fs::path> RelativeInside(const fs::path& file, const fs::path& root) {
+  std::error_code ec;
+  fs::path relative = fs::relative(file, fs::weakly_canonical(root, ec), ec);
+  if (ec || relative.empty() || relative.string().rfind("..", 0) == 0) return std::nullopt;
+  return relative;
+}
+
+// Whether two opened repositories are the same repository (a linked worktree shares the
+// main repository's common directory).
+bool SameCommonDir(git_repository* a, git_repository* b) {
+  std::error_code ec;
+  const char* da = git_repository_commondir(a);
+  const char* db = git_repository_commondir(b);
+  if (!da || !db) return false;
+  return fs::weakly_canonical(da, ec) == fs::weakly_canonical(db, ec);
+}
+
 }  // namespace
 
 Result<std::vector<Hunk>> DiffHunks(const fs::path& repo_path, const std::string& old_ref, const std::string& new_ref,
@@ -171,15 +189,28 @@ SourceLocation LocateSource(const Frame& frame, const LocateOptions& options) {
     loc.notes.push_back("git: " + repo.status().message());
     return loc;
   }
-  fs::path workdir = git::WorkdirOf(repo->get());
   fs::path local_abs = fs::weakly_canonical(*loc.local, ec);
-  fs::path relative = fs::relative(local_abs, fs::weakly_canonical(workdir, ec), ec);
-  if (ec || relative.empty() || relative.string().rfind("..", 0) == 0) {
-    loc.notes.push_back(loc.local->string() + " is not inside the repository " + workdir.string());
+  fs::path workdir = git::WorkdirOf(repo->get());
+  std::optional<fs::path> relative = RelativeInside(local_abs, workdir);
+  if (!relative) {
+    // The file may be in a linked worktree of the repository (git worktree add, parity's own
+    // worktrees): open the worktree, which shares the repository's objects and refs.
+    auto owner = git::OpenRepository(local_abs.parent_path());
+    if (owner.ok() && SameCommonDir(repo->get(), owner->get())) {
+      fs::path linked = git::WorkdirOf(owner->get());
+      if (auto inside = RelativeInside(local_abs, linked)) {
+        workdir = linked;
+        relative = inside;
+      }
+    }
+  }
+  if (!relative) {
+    loc.notes.push_back(loc.local->string() + " is not inside the repository " + workdir.string() +
+                        " nor in one of its linked worktrees");
     return loc;
   }
   std::string candidate_ref = options.candidate_ref.empty() ? "HEAD" : options.candidate_ref;
-  auto hunks = DiffHunks(workdir, options.baseline_ref, candidate_ref, relative.generic_string());
+  auto hunks = DiffHunks(workdir, options.baseline_ref, candidate_ref, relative->generic_string());
   if (!hunks.ok()) {
     loc.notes.push_back("git: " + hunks.status().message());
     return loc;
@@ -195,7 +226,7 @@ SourceLocation LocateSource(const Frame& frame, const LocateOptions& options) {
     }
   }
   if (!loc.hunk) {
-    loc.notes.push_back("line " + std::to_string(frame.line) + " of " + relative.generic_string() + " is not in a hunk changed between " +
+    loc.notes.push_back("line " + std::to_string(frame.line) + " of " + relative->generic_string() + " is not in a hunk changed between " +
                         options.baseline_ref + " and " + candidate_ref + " (" + std::to_string(hunks->size()) +
                         " hunk(s) changed in that file)");
   }

@@ -24,7 +24,10 @@ struct PathMapping {
 struct LocateOptions {
   std::filesystem::path worktree;          // where the candidate's code is, locally (may be empty)
   std::vector<PathMapping> path_map;
-  std::filesystem::path repo;              // git repository (default: the worktree)
+  // Git repository (default: the worktree). A file in a linked worktree of it (git worktree
+  // add) is diffed through that worktree, which shares its objects and refs; HEAD is then the
+  // worktree's own.
+  std::filesystem::path repo;
   std::string baseline_ref, candidate_ref; // commits to diff (candidate default HEAD)
 };
 

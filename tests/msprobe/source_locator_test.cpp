@@ -79,6 +79,55 @@ TEST(SourceLocator, FindsThePlantedHunkForTheDivergentLine) {
   EXPECT_TRUE(other.matches_recorded.value_or(false));
 }
 
+// testing::Run, by a name gtest's TestBody does not hide.
+int Git(const std::vector<std::string>& argv, const fs::path& cwd) { return Run(argv, cwd); }
+
+// repo = the user's repository (still on the baseline), worktree = a linked worktree of it
+// holding the candidate branch (what `git worktree add` and audit_workspace make): the line is
+// read from the worktree and the hunk diffed in the repository the worktree belongs to, with
+// HEAD being the worktree's (the candidate), not the main checkout's.
+TEST(SourceLocator, LinkedWorktreeOfTheRepoGetsItsHunk) {
+  fs::path fixtures = MsprobeFixtures();
+  ASSERT_FALSE(fixtures.empty());
+  PlantedRepo planted(fixtures);
+  ASSERT_EQ(Git({"git", "branch", "candidate", "main"}, planted.repo), 0);
+  ASSERT_EQ(Git({"git", "reset", "-q", "--hard", "base"}, planted.repo), 0);  // the main checkout is the baseline
+  fs::path linked = planted.dir.path() / "wt-candidate";
+  ASSERT_EQ(Git({"git", "worktree", "add", "-q", linked.string(), "candidate"}, planted.repo), 0);
+
+  Frame frame = *ParseFrame(
+      "File /home/ma-user/work/toy-block/train.py, line 64, in forward, \n return self.fc2(F.gelu(self.fc1(x), "
+      "approximate=self.approximate))");
+  LocateOptions options;
+  options.repo = planted.repo;
+  options.worktree = linked;
+  options.baseline_ref = "base";
+  SourceLocation loc = LocateSource(frame, options);
+  ASSERT_TRUE(loc.local) << ToJson(loc).dump(2);
+  EXPECT_EQ(fs::weakly_canonical(*loc.local), fs::weakly_canonical(linked / "train.py"));
+  EXPECT_TRUE(loc.matches_recorded.value_or(false)) << ToJson(loc).dump(2);
+  EXPECT_TRUE(loc.git_checked) << ToJson(loc).dump(2);
+  ASSERT_TRUE(loc.hunk) << ToJson(loc).dump(2);
+  EXPECT_EQ(loc.hunk->file, "train.py");
+  EXPECT_EQ(loc.hunk->new_start, 64);
+  ASSERT_EQ(loc.hunk->lines.size(), 2u);
+  EXPECT_EQ(loc.hunk->lines[1], "+        return self.fc2(F.gelu(self.fc1(x), approximate=self.approximate))");
+
+  // A folder that is a different repository is still refused, with a note naming both.
+  TempDir other;
+  fs::create_directories(other.path() / "r");
+  ASSERT_EQ(Git({"git", "init", "-q", "-b", "main"}, other.path() / "r"), 0);
+  std::ofstream(other.path() / "r" / "train.py") << "x\n";
+  ASSERT_EQ(Git({"git", "add", "train.py"}, other.path() / "r"), 0);
+  ASSERT_EQ(Git({"git", "commit", "-q", "-m", "other"}, other.path() / "r"), 0);
+  options.worktree = other.path() / "r";
+  SourceLocation foreign = LocateSource(frame, options);
+  EXPECT_FALSE(foreign.git_checked);
+  bool named = false;
+  for (const auto& note : foreign.notes) named |= note.find("not inside the repository") != std::string::npos;
+  EXPECT_TRUE(named) << ToJson(foreign).dump(2);
+}
+
 TEST(SourceLocator, PathMapWinsAndMissingThingsAreNotesNotErrors) {
   fs::path fixtures = MsprobeFixtures();
   ASSERT_FALSE(fixtures.empty());
