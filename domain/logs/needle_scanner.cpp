@@ -241,10 +241,17 @@ size_t CountByte(const char* p, const char* end, char byte) {
   const Vec target = Splat(static_cast<uint8_t>(byte));
   // Per-lane 8-bit counters, folded into the total before they can overflow.
   while (static_cast<size_t>(end - p) >= kWidth) {
+    // Up to 252 blocks (a multiple of 4, so the loop unrolls cleanly) before a lane can wrap.
+    const size_t blocks = std::min<size_t>(252, static_cast<size_t>(end - p) / kWidth);
     Vec counts = Vec{};
-    for (int i = 0; i < 255 && static_cast<size_t>(end - p) >= kWidth; ++i, p += kWidth) {
+    size_t i = 0;
+    for (; i + 4 <= blocks; i += 4, p += 4 * kWidth) {
       counts -= (Vec)(Load(p) == target);
+      counts -= (Vec)(Load(p + kWidth) == target);
+      counts -= (Vec)(Load(p + 2 * kWidth) == target);
+      counts -= (Vec)(Load(p + 3 * kWidth) == target);
     }
+    for (; i < blocks; ++i, p += kWidth) counts -= (Vec)(Load(p) == target);
     for (size_t lane = 0; lane < kWidth; ++lane) total += counts[lane];
   }
   for (; p < end; ++p) total += *p == byte;

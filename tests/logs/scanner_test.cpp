@@ -1,4 +1,5 @@
 // The needle scanner and the number reader: the two primitives under every format.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -70,6 +71,23 @@ TEST(NeedleScanner, NeedleAtTheVeryEndAndStart) {
   EXPECT_EQ(AllHits(scanner, std::string(100, 'x') + "Killed"),
             (std::vector<std::pair<size_t, int>>{{100, 2}}));
   EXPECT_TRUE(AllHits(scanner, std::string(100, 'x') + "Kille").empty());
+}
+
+// Line counting is the line numbers of every error and the file's line count: exact at every
+// length and alignment, and past the 8-bit lane counters' wrap (255 blocks of 32 bytes).
+TEST(CountByte, ExactAtEveryLengthAndAlignment) {
+  std::mt19937 rng(7);
+  std::string text(40000, 'x');
+  for (auto& c : text) c = rng() % 5 == 0 ? '\n' : 'a';
+  for (size_t offset : {0u, 1u, 7u, 31u}) {
+    for (size_t length : {0u, 1u, 31u, 32u, 33u, 127u, 128u, 129u, 8160u, 8191u, 8192u, 8193u, 33000u, 39000u}) {
+      const char* p = text.data() + offset;
+      const size_t expected = static_cast<size_t>(std::count(p, p + length, '\n'));
+      ASSERT_EQ(CountByte(p, p + length, '\n'), expected) << "offset " << offset << " length " << length;
+    }
+  }
+  const std::string all_newlines(100000, '\n');
+  EXPECT_EQ(CountByte(all_newlines.data(), all_newlines.data() + all_newlines.size(), '\n'), 100000u);
 }
 
 TEST(PrintedNumber, PythonFormats) {
