@@ -103,5 +103,6 @@ def probe(probe_id, site, when, name, value):
         try:
             _walk({"id": probe_id, "site": site, "when": when, "call": n, "rank": RANK}, name, value)
         except Exception as e:  # a probe must never break the training
-            _emit({"id": probe_id, "site": site, "when": when, "name": name, "call": n, "error": repr(e)})
+            _emit({"id": probe_id, "site": site, "when": when, "name": name, "call": n, "rank": RANK,
+                   "error": repr(e)})
     return value
