@@ -180,12 +180,23 @@ struct DumpReader::Buffers {
   size_t capacity = 0;
   std::unique_ptr<char[]> buffer;
   od::parser parser;
+  simdjson::dom::parser dom;  // the windows' fast path; On Demand takes what it rejects
 };
 
 DumpReader::DumpReader(ReadOptions options) : options_(std::move(options)), buffers_(std::make_unique<Buffers>()) {}
 DumpReader::~DumpReader() = default;
 
 namespace {
+
+// The window's object from simdjson's DOM, or nullopt when DOM rejects it (Python's NaN /
+// Infinity, integers beyond 64 bits, an error: the On Demand walk then reads or reports it).
+// `text` has SIMDJSON_PADDING readable bytes after `length`.
+std::optional<simdjson::dom::object> ParseDom(simdjson::dom::parser& parser, const char* text, size_t length) {
+  if (length > parser.capacity() && parser.allocate(length) != simdjson::SUCCESS) return std::nullopt;
+  simdjson::dom::object object;
+  if (parser.parse(text, length, /*realloc_if_needed=*/false).get(object) != simdjson::SUCCESS) return std::nullopt;
+  return object;
+}
 
 std::optional<Dump> ParseWindows(const ByteSource& read, const std::filesystem::path& origin,
                                  const ReadOptions& options, DumpReader::Buffers& buffers) {
@@ -256,8 +267,13 @@ std::optional<Dump> ParseWindows(const ByteSource& read, const std::filesystem::
         text[start - 1] = '{';
         text[comma] = '}';
         size_t doc_length = comma - start + 2;
-        od::document doc = parser.iterate(text + start - 1, doc_length, doc_length + simdjson::SIMDJSON_PADDING);
-        builder.ParseEntries(doc.get_object());
+        if (auto entries = ParseDom(buffers.dom, text + start - 1, doc_length)) {
+          builder.ParseEntries(*entries);
+          ++dump.dom_windows;
+        } else {
+          od::document doc = parser.iterate(text + start - 1, doc_length, doc_length + simdjson::SIMDJSON_PADDING);
+          builder.ParseEntries(doc.get_object());
+        }
         ++dump.windows;
         // Keep the rest (from the next key's line break) at the front, after one free byte.
         std::memmove(text + 1, text + comma + 1, length - comma - 1);

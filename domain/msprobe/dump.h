@@ -5,7 +5,8 @@
 //
 // Memory is rows, not the file: a pretty-printed dump.json (msprobe writes json.dump with
 // an indent) is read in windows split at its "data" entries and each window is parsed with
-// simdjson On Demand, so the file and simdjson's index are never held whole. Rows are
+// simdjson (its DOM, or On Demand for what DOM rejects: NaN, Infinity), so the file and
+// simdjson's index are never held whole. Rows are
 // fixed-size records: row-name suffixes, dtypes and shapes are interned in a TextPool, which
 // the two dumps of one compare share (read into one pool, or moved onto one with
 // MoveToPool), so the compare matches them by id. A dump without line breaks between its
@@ -108,6 +109,7 @@ struct Dump {
   TextArena names;          // entry names
   uint64_t bytes = 0;       // size of the file read
   uint64_t windows = 0;     // windows the file was parsed in (1: parsed whole)
+  uint64_t dom_windows = 0; // of them, read from simdjson's DOM (the others On Demand)
 
   std::string RowName(const Row& row) const {
     std::string name(entries[row.entry].name);

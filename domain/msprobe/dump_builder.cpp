@@ -15,8 +15,6 @@ namespace od = simdjson::ondemand;
 
 namespace {
 
-constexpr int kMaxDepth = 200;  // msprobe's Const.MAX_DEPTH is 400; real dumps nest a few levels
-
 uint32_t Crc32(std::string_view text) {
   return static_cast<uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(text.data()), static_cast<uInt>(text.size())));
 }
@@ -50,14 +48,6 @@ std::string_view StringValue(od::value& value, std::string_view token) {
   }
   return {p, static_cast<size_t>(end - p)};
 }
-
-// A JSON scalar as Python's json module would have produced it, NaN/Infinity included.
-struct Scalar {
-  enum class Kind { kNull, kBool, kInt, kFloat, kString } kind = Kind::kNull;
-  bool boolean = false;
-  double number = 0;
-  std::string text;  // kString
-};
 
 // A number token (NaN / Infinity included); `integral` as Python's json would type it.
 double ParseNumber(std::string_view token, bool& integral) {
@@ -147,6 +137,8 @@ std::string PyStr(od::value value, bool nested) {
   return "None";
 }
 
+}  // namespace
+
 StatValue ToStat(const Scalar& s, TextPool& pool) {
   StatValue v;
   switch (s.kind) {
@@ -168,6 +160,8 @@ StatValue ToStat(const Scalar& s, TextPool& pool) {
   }
   return v;
 }
+
+namespace {
 
 StatValue TextStat(std::string_view text, TextPool& pool) {
   StatValue v;
@@ -232,11 +226,9 @@ bool IsParametersGrad(std::string_view name) {
 
 uint32_t DumpBuilder::Intern(std::string_view text) {
   if (text.empty()) return 0;
-  for (uint32_t recent : recent_) {
-    if (recent && pool_.Text(recent) == text) return recent;
-  }
+  if (uint32_t id = recent_.Find(text)) return id;
   uint32_t id = pool_.Intern(text);
-  recent_[next_recent_++ % recent_.size()] = id;
+  recent_.Add(pool_.Text(id), id);
   return id;
 }
 
@@ -265,45 +257,75 @@ void DumpBuilder::ParseTop(od::document& doc) {
   if (!saw_data) throw std::runtime_error("no \"data\" object at the top level");
 }
 
+bool DumpBuilder::BeginEntry(std::string_view key) {
+  std::string_view name = dump_.names.Add(key);
+  Entry entry;
+  entry.name = name;
+  entry.first_row = static_cast<uint32_t>(dump_.rows.size());
+  current_entry_ = static_cast<uint32_t>(dump_.entries.size());
+  dump_.entries.push_back(entry);
+  return IsParametersGrad(name);
+}
+
+void DumpBuilder::EndParametersGrad() {
+  for (const Row& row : params_) dump_.rows.push_back(row);
+}
+
 void DumpBuilder::ParseEntries(od::object data) {
   for (auto field : data) {
-    std::string_view name = dump_.names.Add(Key(field));
-    Entry entry;
-    entry.name = name;
-    entry.first_row = static_cast<uint32_t>(dump_.rows.size());
-    current_entry_ = static_cast<uint32_t>(dump_.entries.size());
-    dump_.entries.push_back(entry);
+    bool params_grad = BeginEntry(Key(field));
     od::value body = field.value();
-    if (IsParametersGrad(name)) {
-      params_.clear();
-      path_.clear();
+    if (params_grad) {
+      BeginParametersGrad();
       Flatten(body, RowState::kParametersGrad, params_, 0, /*params_grad=*/true);
-      for (const Row& row : params_) dump_.rows.push_back(row);
+      EndParametersGrad();
     } else if (body.type() == od::json_type::object) {
       ParseBody(body.get_object());
     }
-    dump_.entries.back().row_count = static_cast<uint32_t>(dump_.rows.size()) - dump_.entries.back().first_row;
+    EndEntry();
   }
+}
+
+void DumpBuilder::BeginBody() {
+  for (auto* part : {&args_, &kwargs_, &inputs_, &params_, &outputs_}) part->clear();
 }
 
 // msprobe reads input_args, input_kwargs, input, output, parameters in that order and then
 // puts parameters before outputs; the JSON key order does not matter.
-void DumpBuilder::ParseBody(od::object body) {
-  for (auto* part : {&args_, &kwargs_, &inputs_, &params_, &outputs_}) part->clear();
-  for (auto field : body) {
-    std::string_view key = Key(field);
-    std::vector<Row>* bucket = nullptr;
-    RowState state = RowState::kInput;
-    if (key == "input_args") path_ = ".input", bucket = &args_;
-    else if (key == "input_kwargs") path_ = ".input", bucket = &kwargs_;
-    else if (key == "input") path_ = ".input", bucket = &inputs_;
-    else if (key == "output") path_ = ".output", bucket = &outputs_, state = RowState::kOutput;
-    else if (key == "parameters") path_ = ".parameters", bucket = &params_, state = RowState::kParameters;
-    if (bucket) Flatten(field.value(), state, *bucket, 0, false);
-  }
+std::vector<Row>* DumpBuilder::BucketFor(std::string_view key, RowState& state) {
+  state = RowState::kInput;
+  if (key == "input_args") return path_ = ".input", &args_;
+  if (key == "input_kwargs") return path_ = ".input", &kwargs_;
+  if (key == "input") return path_ = ".input", &inputs_;
+  if (key == "output") return state = RowState::kOutput, path_ = ".output", &outputs_;
+  if (key == "parameters") return state = RowState::kParameters, path_ = ".parameters", &params_;
+  return nullptr;
+}
+
+void DumpBuilder::EndBody() {
   for (auto* part : {&args_, &kwargs_, &inputs_, &params_, &outputs_}) {
     for (const Row& row : *part) dump_.rows.push_back(row);
   }
+}
+
+void DumpBuilder::ParseBody(od::object body) {
+  BeginBody();
+  for (auto field : body) {
+    RowState state;
+    if (std::vector<Row>* bucket = BucketFor(Key(field), state)) Flatten(field.value(), state, *bucket, 0, false);
+  }
+  EndBody();
+}
+
+// null: msprobe's default item, every field None.
+Row DumpBuilder::NullRow(RowState state) {
+  Row row;
+  row.suffix = InternSuffix();
+  row.entry = current_entry_;
+  row.state = state;
+  row.dtype = Intern("None");
+  row.shape = Intern("None");
+  return row;
 }
 
 // path_ is the row name built so far (relative to the entry); children append to it and
@@ -312,14 +334,8 @@ void DumpBuilder::Flatten(od::value value, RowState state, std::vector<Row>& out
   if (depth > kMaxDepth) throw std::runtime_error("nesting deeper than " + std::to_string(kMaxDepth));
   std::string_view token = value.raw_json_token();
   char first = token.empty() ? ' ' : token.front();
-  if (first == 'n') {  // null: msprobe's default item, every field None
-    Row row;
-    row.suffix = InternSuffix();
-    row.entry = current_entry_;
-    row.state = state;
-    row.dtype = Intern("None");
-    row.shape = Intern("None");
-    out.push_back(row);
+  if (first == 'n') {
+    out.push_back(NullRow(state));
     return;
   }
   size_t keep = path_.size();
@@ -365,26 +381,14 @@ void DumpBuilder::Flatten(od::value value, RowState state, std::vector<Row>& out
 
 // One leaf object (a dict with a string "type"), as msprobe's gen_op_item makes a row.
 uint32_t DumpBuilder::InternSuffix() {
-  for (uint32_t recent : recent_suffixes_) {
-    if (recent && pool_.Text(recent) == path_) return recent;
-  }
+  if (uint32_t id = recent_suffixes_.Find(path_)) return id;
   uint32_t id = pool_.Intern(path_);
-  recent_suffixes_[next_suffix_++ % recent_suffixes_.size()] = id;
+  recent_suffixes_.Add(pool_.Text(id), id);
   return id;
 }
 
 Row DumpBuilder::ParseLeaf(od::object object, RowState state) {
-  Row row;
-  row.suffix = InternSuffix();
-  row.entry = current_entry_;
-  row.state = state;
-  std::string_view type, dtype, md5, data_name;
-  std::string dtype_text, group_ranks;
-  bool has_value = false, value_is_list = false, has_md5 = false, has_shape = false;
-  uint32_t shape = 0;
-  Scalar value;
-  std::string value_str;  // str(value)
-  size_t value_len = 0;   // element count when the value is a list (slice)
+  LeafFields f;
   for (auto field : object) {
     // The statistics are most of the keys: matched on the raw text (with its closing quote).
     const char* raw_key = field.key().raw();
@@ -407,64 +411,64 @@ Row DumpBuilder::ParseLeaf(od::object object, RowState state) {
         if (key == "Max") stat = 0;
         else if (key == "Min") stat = 1;
         else if (key == "md5" && first == '"') {
-          md5 = StringValue(v, token);
-          has_md5 = !md5.empty();
+          f.md5 = StringValue(v, token);
+          f.has_md5 = !f.md5.empty();
         }
         break;
       case 4:
         if (key == "Mean") stat = 2;
         else if (key == "Norm") stat = 3;
-        else if (key == "type") type = StringValue(v, token);
+        else if (key == "type") f.type = StringValue(v, token);
         break;
       case 5:
         if (key == "dtype") {
           if (first == '"') {
-            dtype = StringValue(v, token);
+            f.dtype = StringValue(v, token);
           } else {
-            dtype_text = PyStr(v, false);
-            dtype = dtype_text;
+            f.dtype_text = PyStr(v, false);
+            f.dtype = f.dtype_text;
           }
         } else if (key == "shape") {
-          has_shape = true;
+          f.has_shape = true;
           if (first == '[') {
             od::array items = v.get_array();
-            shape = InternShape(std::string_view(items.raw_json()));
+            f.shape = InternShape(std::string_view(items.raw_json()));
           } else {
-            shape = Intern(PyStr(v, false));
+            f.shape = Intern(PyStr(v, false));
           }
         } else if (key == "value") {
-          has_value = true;
+          f.has_value = true;
           if (first == '[') {
-            value_is_list = true;
-            value_str = "[";
+            f.value_is_list = true;
+            f.value_str = "[";
             bool comma = false;
             for (auto element : v.get_array()) {
-              if (comma) value_str += ", ";
-              value_str += PyStr(element.value(), true);
+              if (comma) f.value_str += ", ";
+              f.value_str += PyStr(element.value(), true);
               comma = true;
-              ++value_len;
+              ++f.value_len;
             }
-            value_str += "]";
+            f.value_str += "]";
           } else if (first == '{') {
-            value_str = PyStr(v, false);
+            f.value_str = PyStr(v, false);
           } else {
-            value = ReadScalar(v, token);
-            value_str = value.kind == Scalar::Kind::kInt ? std::string(TrimToken(token)) : PyStr(v, false);
-            if (value.kind == Scalar::Kind::kString) value_str = value.text;
+            f.value = ReadScalar(v, token);
+            f.value_str = f.value.kind == Scalar::Kind::kInt ? std::string(TrimToken(token)) : PyStr(v, false);
+            if (f.value.kind == Scalar::Kind::kString) f.value_str = f.value.text;
           }
         }
         break;
       default:
         if (key == "requires_grad") {
-          if (first == 't' || first == 'f') row.requires_grad = bool(v.get_bool()) ? 1 : 0;
+          if (first == 't' || first == 'f') f.requires_grad = bool(v.get_bool()) ? 1 : 0;
         } else if (key == "data_name") {
-          if (first == '"') data_name = StringValue(v, token);
+          if (first == '"') f.data_name = StringValue(v, token);
         } else if (key == "group_ranks") {
-          group_ranks = PyStr(v, false);
+          f.group_ranks = PyStr(v, false);
         }
     }
     if (stat >= 0) {
-      StatValue s;
+      StatValue& s = f.stats[stat];
       if ((first >= '0' && first <= '9') || first == '-' || first == 'N' || first == 'I') {
         s.kind = StatValue::Kind::kNumber;
         od::number number;
@@ -479,12 +483,27 @@ Row DumpBuilder::ParseLeaf(od::object object, RowState state) {
       } else {
         s = ToStat(ReadScalar(v, token), pool_);
       }
-      row.set_stat(stat, s);
     }
   }
+  return MakeRow(f, state);
+}
 
-  if (!data_name.empty()) row.data_name = pool_.Intern(data_name);
-  if (has_md5) {
+// One leaf's fields to its row, as msprobe's gen_op_item makes it.
+Row DumpBuilder::MakeRow(LeafFields& f, RowState state) {
+  Row row;
+  row.suffix = InternSuffix();
+  row.entry = current_entry_;
+  row.state = state;
+  row.requires_grad = f.requires_grad;
+  for (int i = 0; i < 4; ++i) {
+    if (f.stats[i].kind != StatValue::Kind::kNone) row.set_stat(i, f.stats[i]);
+  }
+  const std::string_view type = f.type, dtype = f.dtype, md5 = f.md5;
+  const std::string& value_str = f.value_str;
+  const std::string& group_ranks = f.group_ranks;
+  const bool has_value = f.has_value, value_is_list = f.value_is_list;
+  if (!f.data_name.empty()) row.data_name = pool_.Intern(f.data_name);
+  if (f.has_md5) {
     if (!dtype.empty()) ++md5_leaves_;
     uint32_t crc = 0;
     auto [ptr, ec] = std::from_chars(md5.data(), md5.data() + md5.size(), crc, 16);
@@ -499,7 +518,7 @@ Row DumpBuilder::ParseLeaf(od::object object, RowState state) {
   if (!dtype.empty()) {  // a tensor (or ndarray) leaf
     row.tensor = true;
     row.dtype = Intern(dtype);
-    row.shape = has_shape && shape != 0 ? shape : Intern("None");
+    row.shape = f.has_shape && f.shape != 0 ? f.shape : Intern("None");
   } else {
     std::string_view suffix = pool_.Text(row.suffix);
     std::string_view last_name = suffix.substr(suffix.rfind('.') + 1);
@@ -511,11 +530,11 @@ Row DumpBuilder::ParseLeaf(od::object object, RowState state) {
       row.shape = Intern(value_str);
     } else if (type == "slice") {
       row.dtype = Intern("slice");
-      row.shape = Intern(value_is_list ? "(" + std::to_string(value_len) + ",)" : "()");
+      row.shape = Intern(value_is_list ? "(" + std::to_string(f.value_len) + ",)" : "()");
     } else if (type == "ellipsis") {
       row.dtype = Intern("ellipsis");
       row.shape = Intern("[]");
-      all_stats(ToStat(value, pool_));
+      all_stats(ToStat(f.value, pool_));
     } else if (last_name == "src" || last_name == "dst" || last_name == "group_src" || last_name == "group_dst") {
       row.dtype = Intern(type);
       row.shape = Intern("[]");
@@ -527,9 +546,9 @@ Row DumpBuilder::ParseLeaf(od::object object, RowState state) {
       all_stats(TextStat(group_ranks.empty() ? "None" : group_ranks, pool_));
       row.md5_text = pool_.Intern(group_ranks.empty() ? "None" : group_ranks);
     } else {
-      row.dtype = Intern(has_value ? PyTypeName(value, value_is_list) : "<class 'NoneType'>");
+      row.dtype = Intern(has_value ? PyTypeName(f.value, value_is_list) : "<class 'NoneType'>");
       row.shape = Intern("[]");
-      all_stats(value_is_list ? TextStat(value_str, pool_) : ToStat(value, pool_));
+      all_stats(value_is_list ? TextStat(value_str, pool_) : ToStat(f.value, pool_));
     }
   }
   if (!row.has_md5 && row.md5_text == 0) {

@@ -1,10 +1,14 @@
-// Inside parity_msprobe: turns parsed dump.json text (simdjson On Demand) into a Dump's
-// entries and rows by msprobe's flattening rule. One builder serves every window of a file,
-// so interning and entry numbering carry over. Throws simdjson_error / runtime_error on
-// malformed input; dump.cpp turns them into Status at the library boundary.
+// Inside parity_msprobe: turns parsed dump.json text into a Dump's entries and rows by
+// msprobe's flattening rule, from simdjson's DOM (the fast path: its parser is compiled for
+// this CPU) or On Demand (what DOM rejects: Python's NaN / Infinity, huge integers). Both
+// walks only collect a leaf's fields; one MakeRow turns them into the row. One builder
+// serves every window of a file, so interning and entry numbering carry over. Throws
+// simdjson_error / runtime_error on malformed input; dump.cpp turns them into Status at the
+// library boundary.
 #pragma once
 
 #include <array>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -16,6 +20,49 @@
 
 namespace parity::msprobe::internal {
 
+// A JSON scalar as Python's json module would have produced it, NaN/Infinity included.
+struct Scalar {
+  enum class Kind { kNull, kBool, kInt, kFloat, kString } kind = Kind::kNull;
+  bool boolean = false;
+  double number = 0;
+  std::string text;  // kString
+};
+
+// What one leaf object (a dict with a string "type") holds, as msprobe's gen_op_item reads it.
+struct LeafFields {
+  std::string_view type, dtype, md5, data_name;  // views into the parsed text
+  std::string dtype_text, group_ranks;           // str() of non-string values
+  bool has_value = false, value_is_list = false, has_md5 = false, has_shape = false;
+  uint32_t shape = 0;       // pool id
+  Scalar value;
+  std::string value_str;    // str(value)
+  size_t value_len = 0;     // element count when the value is a list (slice)
+  uint8_t requires_grad = 2;
+  std::array<StatValue, 4> stats{};
+};
+
+// The last few texts interned, checked before the pool's hash map: consecutive leaves mostly
+// repeat a text seen a moment ago. Holds views of the pool's (stable) strings.
+class RecentTexts {
+ public:
+  uint32_t Find(std::string_view text) const {
+    for (const auto& [view, id] : slots_) {
+      if (id != 0 && view.size() == text.size() && std::memcmp(view.data(), text.data(), text.size()) == 0) return id;
+    }
+    return 0;
+  }
+  void Add(std::string_view stored, uint32_t id) { slots_[next_++ % slots_.size()] = {stored, id}; }
+
+ private:
+  std::array<std::pair<std::string_view, uint32_t>, 8> slots_{};
+  size_t next_ = 0;
+};
+
+// A scalar statistic's cell: numbers as numbers, bools and strings as pool texts, null None.
+StatValue ToStat(const Scalar& s, TextPool& pool);
+
+constexpr int kMaxDepth = 200;  // msprobe's Const.MAX_DEPTH is 400; real dumps nest a few levels
+
 class DumpBuilder {
  public:
   explicit DumpBuilder(Dump& dump) : dump_(dump), pool_(*dump.pool) {}
@@ -24,6 +71,7 @@ class DumpBuilder {
   void ParseTop(simdjson::ondemand::document& doc);
   // The members of "data" (one window of them).
   void ParseEntries(simdjson::ondemand::object data);
+  void ParseEntries(simdjson::dom::object data);
 
   // Tensor leaves that carried an "md5" in the file.
   uint64_t md5_leaves() const { return md5_leaves_; }
@@ -32,14 +80,29 @@ class DumpBuilder {
   uint32_t Intern(std::string_view text);
   uint32_t InternShape(std::string_view raw_array);
   uint32_t InternSuffix();  // path_
+  // The parts every walk shares: an entry's bounds, the body's buckets in msprobe's order.
+  bool BeginEntry(std::string_view key);  // true: a parameters_grad entry (flattened without indexes)
+  void EndEntry() { dump_.entries.back().row_count = static_cast<uint32_t>(dump_.rows.size()) - dump_.entries.back().first_row; }
+  void BeginParametersGrad() { params_.clear(), path_.clear(); }
+  void EndParametersGrad();
+  void BeginBody();
+  std::vector<Row>* BucketFor(std::string_view key, RowState& state);  // sets path_; null: not a row source
+  void EndBody();
+  Row NullRow(RowState state);
+  Row MakeRow(LeafFields& fields, RowState state);
+
   void ParseBody(simdjson::ondemand::object body);
   void Flatten(simdjson::ondemand::value value, RowState state, std::vector<Row>& out, int depth, bool params_grad);
   Row ParseLeaf(simdjson::ondemand::object object, RowState state);
 
+  void ParseBody(simdjson::dom::object body);
+  void Flatten(simdjson::dom::element value, RowState state, std::vector<Row>& out, int depth, bool params_grad);
+  Row ParseLeaf(simdjson::dom::object object, RowState state);
+  uint32_t InternShape(simdjson::dom::element shape_array);
+
   Dump& dump_;
   TextPool& pool_;
-  std::array<uint32_t, 8> recent_{};  // consecutive leaves mostly repeat a dtype seen a moment ago
-  size_t next_recent_ = 0;
+  RecentTexts recent_;  // dtypes, shapes
   struct TextHash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
@@ -47,9 +110,9 @@ class DumpBuilder {
   // Raw JSON of a shape -> pool id (looked up by view: no string built per leaf).
   std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>> shapes_;
   std::string last_shape_raw_;
+  std::string shape_text_;  // scratch for the DOM walk's shape text
   uint32_t last_shape_ = 0;
-  std::array<uint32_t, 8> recent_suffixes_{};  // ".input.0", ".input.1", ".output.0" ...
-  size_t next_suffix_ = 0;
+  RecentTexts recent_suffixes_;  // ".input.0", ".input.1", ".output.0" ...
   std::string path_;  // the row name being built, relative to its entry
   std::vector<Row> args_, kwargs_, inputs_, outputs_, params_;
   uint32_t current_entry_ = 0;

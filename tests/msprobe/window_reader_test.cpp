@@ -66,6 +66,7 @@ TEST(WindowReader, SmallWindowsAndWholeTextReadTheSameRows) {
     auto windowed = ParseDumpJson(text, file, tiny);
     ASSERT_TRUE(windowed.ok()) << windowed.status().ToString();
     EXPECT_GT(windowed->windows, whole->entries.size() / 2);
+    EXPECT_GT(windowed->dom_windows, windowed->windows / 2);  // the fast path, checked against On Demand's whole read
 
     auto from_file = ReadDumpJson(file);
     ASSERT_TRUE(from_file.ok()) << from_file.status().ToString();
@@ -102,9 +103,46 @@ TEST(WindowReader, DataNotLastAndEntriesLargerThanTheWindow) {
   ASSERT_EQ(windowed->rows.size(), 3u);
   EXPECT_EQ(windowed->StatString(windowed->rows[1].stat(1)), "-inf");
   EXPECT_EQ(windowed->StatString(windowed->rows[2].stat(0)), "3");
+  EXPECT_LT(windowed->dom_windows, windowed->windows);  // NaN / -Infinity: read by On Demand
   auto whole = ParseDumpJson(Minify(text), "inline.json");
   ASSERT_TRUE(whole.ok());
   EXPECT_EQ(Describe(*windowed), Describe(*whole));
+}
+
+// Values the real fixtures hold few of, read by the DOM walk (small windows) and by the On
+// Demand walk (the minified text, parsed whole): the rows must be the same.
+TEST(WindowReader, DomAndOnDemandAgreeOnEveryKindOfValue) {
+  const std::string text = R"({
+  "task": "statistics",
+  "level": "L1",
+  "data": {
+  "Torch.view.0.forward": {
+   "input_args": [{"type": "torch.Tensor", "dtype": "torch.bfloat16", "shape": [4, 0, 18446744073709551615], "Max": 1, "Min": -2, "Mean": 1e-30, "Norm": 18446744073709551615, "requires_grad": true, "md5": "0badf00d", "data_name": "x.pt"},
+    {"type": "torch.Size", "value": [2, 3]}, {"type": "slice", "value": [1, null, 2]}, {"type": "ellipsis", "value": "..."}, null],
+   "input_kwargs": {"approximate": {"type": "str", "value": "t\u00e4nh \"q\""}, "flag": {"type": "bool", "value": false},
+    "cfg": {"type": "dict", "value": {"a": [1, 2.5, "s"], "b": null}}, "dst": {"type": "int", "value": 3},
+    "group": {"type": "torch.ProcessGroup", "group_ranks": [0, 1]}, "odd": {"type": "weird", "dtype": 7, "shape": "n/a"},
+    "nested": {"inner": [{"type": "float", "value": 0.1}]}},
+   "output": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [], "Max": "inf", "Min": true, "Mean": null, "Norm": 2.5}]
+  },
+  "Module.layer.Linear.parameters_grad": {
+   "weight": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2, 2], "Max": 0.5, "Min": 0.25, "Mean": 0.375, "Norm": 1.0}]
+  },
+  "Torch.add.1.forward": {
+   "input_args": [{"type": "int", "value": 3}]
+  }
+ }
+})";
+  ReadOptions small;
+  small.window_bytes = 64;
+  auto windowed = ParseDumpJson(text, "inline.json", small);
+  ASSERT_TRUE(windowed.ok()) << windowed.status().ToString();
+  EXPECT_EQ(windowed->dom_windows, windowed->windows - 1);  // every window but the last (On Demand, with the end)
+  auto whole = ParseDumpJson(Minify(text), "inline.json");
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  EXPECT_EQ(whole->dom_windows, 0u);
+  EXPECT_EQ(Describe(*windowed), Describe(*whole));
+  EXPECT_GT(windowed->rows.size(), 12u);
 }
 
 TEST(WindowReader, ABrokenEntryIsReportedWithTheFileName) {
