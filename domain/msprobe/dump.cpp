@@ -1,6 +1,8 @@
 #include "domain/msprobe/dump.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -77,9 +79,6 @@ std::string Dump::RequiresGradString(const Row& row) const {
 }
 
 namespace {
-
-// Reads up to `max` bytes into `dst`; 0 at the end. Throws std::runtime_error on a read error.
-using ByteSource = std::function<size_t(char* dst, size_t max)>;
 
 // Where the "data" object's entries begin in a pretty-printed dump.json, and the line break
 // plus indentation that precedes each of its keys ("\n  " for msprobe's indent=1).
@@ -170,15 +169,11 @@ Result<Dump> ParseWhole(const simdjson::padded_string& text, const std::filesyst
   return Finish(std::move(dump), builder.md5_leaves());
 }
 
-// Reads the dump in windows that end where an entry of "data" ends, so only one window and
-// simdjson's index for it are in memory next to the rows. nullopt: the text is not laid out
-// one entry per line (or a window did not parse): the caller parses it whole instead.
 }  // namespace
 
 struct DumpReader::Buffers {
-  static constexpr size_t kPrefix = 16;  // room for the '{' or "{\"data\":{" a window is parsed with
   size_t capacity = 0;
-  std::unique_ptr<char[]> buffer;
+  std::unique_ptr<char[]> buffer;  // the last window, when the file's end is not padded
   od::parser parser;
   simdjson::dom::parser dom;  // the windows' fast path; On Demand takes what it rejects
 };
@@ -198,46 +193,46 @@ std::optional<simdjson::dom::object> ParseDom(simdjson::dom::parser& parser, con
   return object;
 }
 
-std::optional<Dump> ParseWindows(const ByteSource& read, const std::filesystem::path& origin,
-                                 const ReadOptions& options, DumpReader::Buffers& buffers) {
-  constexpr size_t kPrefix = DumpReader::Buffers::kPrefix;
-  if (buffers.capacity < std::max<size_t>(options.window_bytes, 256)) {
-    buffers.capacity = std::max<size_t>(options.window_bytes, 256);
-    buffers.buffer.reset(new char[kPrefix + buffers.capacity + simdjson::SIMDJSON_PADDING]);
-  }
-  size_t& capacity = buffers.capacity;
-  std::unique_ptr<char[]>& buffer = buffers.buffer;
-  char* text = buffer.get() + kPrefix;
+// A whole dump.json in writable memory (a private mapping of the file, or a copy): each
+// window is parsed in place, its first and last bytes overwritten with braces. Bytes after
+// `length` are readable only when `padded_end`.
+struct Text {
+  char* data = nullptr;
   size_t length = 0;
-  bool eof = false;
-  uint64_t total = 0;
-  auto fill = [&] {
-    while (!eof && length < capacity) {
-      size_t n = read(text + length, capacity - length);
-      if (n == 0) eof = true;
-      length += n;
-      total += n;
-    }
+  bool padded_end = false;
+  // Called with [from, to) once a window is parsed: its pages are not needed again.
+  std::function<void(size_t from, size_t to)> done;
+  // Called before a window is parsed; false: the text cannot be read (the file shrank).
+  std::function<bool(size_t from, size_t to)> load;
+};
+
+// Reads the dump in windows that end where an entry of "data" ends, so only one window and
+// simdjson's index for it are in memory next to the rows. nullopt: the text is not laid out
+// one entry per line (or a window did not parse): the caller parses it whole instead.
+std::optional<Dump> ParseWindows(const Text& text, const std::filesystem::path& origin, const ReadOptions& options,
+                                 DumpReader::Buffers& buffers, std::string& read_error) {
+  const size_t window_bytes = std::max<size_t>(options.window_bytes, 256);
+  char* const data = text.data;
+  const size_t length = text.length;
+  auto load = [&](size_t from, size_t to) {
+    if (!text.load || text.load(from, to)) return true;
+    read_error = "the file changed (shrank) while it was read";
+    return false;
   };
-  auto grow = [&] {
-    capacity *= 2;
-    std::unique_ptr<char[]> bigger(new char[kPrefix + capacity + simdjson::SIMDJSON_PADDING]);
-    std::memcpy(bigger.get() + kPrefix, text, length);
-    buffer = std::move(bigger);
-    text = buffer.get() + kPrefix;
-  };
-  fill();
-  auto head = ScanHead(std::string_view(text, length));
-  if (!head) return std::nullopt;
+  if (!load(0, std::min(length, window_bytes))) return std::nullopt;
+  auto head = ScanHead(std::string_view(data, std::min(length, window_bytes)));
+  static constexpr std::string_view kOpen = "{\"data\":{";
+  if (!head || head->first_key < kOpen.size()) return std::nullopt;
 
   Dump dump;
   dump.path = origin;
+  dump.bytes = length;
   if (options.pool) dump.pool = options.pool;
   internal::DumpBuilder builder(dump);
   od::parser& parser = buffers.parser;
   try {
     // The top-level members before "data" (task, level, framework), with "data" emptied.
-    std::string head_text(text, head->data_open + 1);
+    std::string head_text(data, head->data_open + 1);
     head_text += "}}";
     simdjson::padded_string head_json(head_text);
     od::document head_doc = parser.iterate(head_json);
@@ -247,73 +242,115 @@ std::optional<Dump> ParseWindows(const ByteSource& read, const std::filesystem::
     // next key: "\n  },\n  \"". JSON strings hold no raw line breaks, so this text occurs
     // only between two entries of a dump written with an indent.
     const std::string boundary = head->indent + "}," + head->indent + "\"";
-    size_t start = head->first_key;  // the first key of the window
-    while (true) {
-      if (!eof) {
-        std::string_view window(text + start, length - start);
-        size_t at = window.rfind(boundary);
-        if (at == std::string_view::npos) {  // one entry larger than the window
-          if (start > 1) {
-            std::memmove(text + 1, text + start, length - start);
-            length -= start - 1;
-            start = 1;
-          } else {
-            grow();
-          }
-          fill();
-          continue;
-        }
-        size_t comma = start + at + head->indent.size() + 1;
-        text[start - 1] = '{';
-        text[comma] = '}';
-        size_t doc_length = comma - start + 2;
-        if (auto entries = ParseDom(buffers.dom, text + start - 1, doc_length)) {
-          builder.ParseEntries(*entries);
-          ++dump.dom_windows;
-        } else {
-          od::document doc = parser.iterate(text + start - 1, doc_length, doc_length + simdjson::SIMDJSON_PADDING);
-          builder.ParseEntries(doc.get_object());
-        }
-        ++dump.windows;
-        // Keep the rest (from the next key's line break) at the front, after one free byte.
-        std::memmove(text + 1, text + comma + 1, length - comma - 1);
-        length = length - comma - 1 + 1;
-        start = 1;
-        fill();
-        continue;
+    size_t start = head->first_key;  // where the window's first key (or the space before it) is
+    while (length - start > window_bytes) {
+      size_t span = window_bytes;
+      size_t at = std::string_view::npos;
+      while (true) {  // an entry larger than the window widens it
+        if (!load(start, start + span)) return std::nullopt;
+        at = std::string_view(data + start, span).rfind(boundary);
+        if (at != std::string_view::npos || start + span == length) break;
+        span = std::min(length - start, span * 2);
       }
-      // The last window: the remaining entries, the end of "data" and any members after it.
-      static constexpr std::string_view kOpen = "{\"data\":{";
-      char* doc_start = text + start - kOpen.size();
-      std::memcpy(doc_start, kOpen.data(), kOpen.size());
-      size_t doc_length = length - start + kOpen.size();
-      od::document doc = parser.iterate(doc_start, doc_length, doc_length + simdjson::SIMDJSON_PADDING);
-      builder.ParseTop(doc);
+      if (at == std::string_view::npos) break;  // the rest is one entry: the last window
+      size_t comma = start + at + head->indent.size() + 1;
+      if (comma + 1 + simdjson::SIMDJSON_PADDING > length) break;  // too close to the end for simdjson's padding
+      data[start - 1] = '{';
+      data[comma] = '}';
+      const char* doc = data + start - 1;
+      size_t doc_length = comma - start + 2;
+      if (auto entries = ParseDom(buffers.dom, doc, doc_length)) {
+        builder.ParseEntries(*entries);
+        ++dump.dom_windows;
+      } else {
+        od::document od_doc = parser.iterate(doc, doc_length, doc_length + simdjson::SIMDJSON_PADDING);
+        builder.ParseEntries(od_doc.get_object());
+      }
       ++dump.windows;
-      break;
+      if (text.done) text.done(start - 1, comma);
+      start = comma + 1;  // the next key's line break
     }
+    // The last window: the remaining entries, the end of "data" and any members after it.
+    if (!load(start, length)) return std::nullopt;
+    size_t doc_length = length - start + kOpen.size();
+    char* doc_start = data + start - kOpen.size();
+    if (!text.padded_end) {
+      if (buffers.capacity < doc_length) {
+        buffers.capacity = doc_length;
+        buffers.buffer.reset(new char[doc_length + simdjson::SIMDJSON_PADDING]);
+      }
+      doc_start = buffers.buffer.get();
+      std::memcpy(doc_start + kOpen.size(), data + start, length - start);
+    }
+    std::memcpy(doc_start, kOpen.data(), kOpen.size());
+    od::document doc = parser.iterate(doc_start, doc_length, doc_length + simdjson::SIMDJSON_PADDING);
+    builder.ParseTop(doc);
+    ++dump.windows;
   } catch (const std::exception&) {
     return std::nullopt;  // parsed whole, which reports the error
   }
-  dump.bytes = total;
   auto finished = Finish(std::move(dump), builder.md5_leaves());
   if (!finished.ok()) return std::nullopt;
   return std::move(finished).value();
 }
 
+// A private, writable mapping of a regular file (writes stay in this process's copy).
+class Mapping {
+ public:
+  ~Mapping() {
+    if (data_) ::munmap(data_, size_);
+  }
+  // nullopt error text: mapped; otherwise why not.
+  std::optional<std::string> Map(int fd, size_t size) {
+    if (size == 0) return "empty file";
+    void* at = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    if (at == MAP_FAILED) return std::string(std::strerror(errno));
+    data_ = static_cast<char*>(at);
+    size_ = size;
+    ::madvise(data_, size_, MADV_SEQUENTIAL);
+    return std::nullopt;
+  }
+  char* data() const { return data_; }
+  // Bytes past the end of the file up to the end of its last page read as zeros.
+  bool PaddedEnd() const {
+    size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    size_t tail = size_ % page;
+    return tail != 0 && page - tail >= simdjson::SIMDJSON_PADDING;
+  }
+  // Maps the pages of [from, to) at once (fewer faults than touching them one by one); false
+  // when they are past the file's end now (it shrank), which would otherwise be a SIGBUS.
+  bool Load(size_t from, size_t to) const {
+    size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    size_t first = from / page * page;
+    if (to <= first) return true;
+#ifdef MADV_POPULATE_READ
+    if (::madvise(data_ + first, to - first, MADV_POPULATE_READ) != 0) return errno != EFAULT;
+#endif
+    return true;
+  }
+  // Drops the pages wholly inside [from, to) from this process (they are read again from the
+  // page cache if touched): the memory in use stays one window, not the file.
+  void Done(size_t from, size_t to) const {
+    size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    size_t first = (from + page - 1) / page * page, last = to / page * page;
+    if (last > first) ::madvise(data_ + first, last - first, MADV_DONTNEED);
+  }
+
+ private:
+  char* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 }  // namespace
 
 Result<Dump> DumpReader::Parse(std::string_view json_text, const std::filesystem::path& origin) {
-  size_t offset = 0;
-  ByteSource read = [&](char* dst, size_t max) {
-    size_t n = std::min(max, json_text.size() - offset);
-    std::memcpy(dst, json_text.data() + offset, n);
-    offset += n;
-    return n;
-  };
-  if (auto dump = ParseWindows(read, origin, options_, *buffers_)) return std::move(*dump);
   simdjson::padded_string text(json_text);
-  return ParseWhole(text, origin, options_);
+  std::string read_error;
+  if (auto dump = ParseWindows(Text{text.data(), text.size(), true, {}, {}}, origin, options_, *buffers_, read_error)) {
+    return std::move(*dump);
+  }
+  simdjson::padded_string whole(json_text);  // the windows wrote braces into `text`
+  return ParseWhole(whole, origin, options_);
 }
 
 Result<Dump> DumpReader::Read(const std::filesystem::path& path) {
@@ -323,20 +360,21 @@ Result<Dump> DumpReader::Read(const std::filesystem::path& path) {
     if (err == ENOENT) return NotFound(path.string() + ": no such dump.json");
     return Unavailable(path.string() + ": cannot open: " + std::strerror(err));
   }
-  std::string read_error;
-  ByteSource read = [&](char* dst, size_t max) -> size_t {
-    while (true) {
-      ssize_t n = ::read(fd, dst, max);
-      if (n >= 0) return static_cast<size_t>(n);
-      if (errno == EINTR) continue;
-      read_error = std::strerror(errno);
-      return 0;
-    }
-  };
-  std::optional<Dump> dump = ParseWindows(read, path, options_, *buffers_);
+  struct stat info {};
+  std::optional<std::string> not_mapped = "not a regular file";
+  Mapping mapping;
+  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) not_mapped = mapping.Map(fd, static_cast<size_t>(info.st_size));
   ::close(fd);
-  if (!read_error.empty()) return Unavailable(path.string() + ": cannot read: " + read_error);
-  if (dump) return std::move(*dump);
+  if (!not_mapped) {
+    Text text{mapping.data(), static_cast<size_t>(info.st_size), mapping.PaddedEnd(),
+              [&mapping](size_t from, size_t to) { mapping.Done(from, to); },
+              [&mapping](size_t from, size_t to) { return mapping.Load(from, to); }};
+    std::string read_error;
+    std::optional<Dump> dump = ParseWindows(text, path, options_, *buffers_, read_error);
+    if (!read_error.empty()) return Unavailable(path.string() + ": cannot read: " + read_error);
+    if (dump) return std::move(*dump);
+  }
+  // Not mappable (a pipe, an empty file) or not laid out one entry per line: read whole.
   auto loaded = simdjson::padded_string::load(path.string());
   if (loaded.error()) {
     return Unavailable(path.string() + ": cannot read: " + simdjson::error_message(loaded.error()));

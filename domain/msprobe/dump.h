@@ -4,14 +4,14 @@
 // parameters, outputs, parameter gradients), entries in dump order, which is execution order.
 //
 // Memory is rows, not the file: a pretty-printed dump.json (msprobe writes json.dump with
-// an indent) is read in windows split at its "data" entries and each window is parsed with
-// simdjson (its DOM, or On Demand for what DOM rejects: NaN, Infinity), so the file and
-// simdjson's index are never held whole. Rows are
-// fixed-size records: row-name suffixes, dtypes and shapes are interned in a TextPool, which
-// the two dumps of one compare share (read into one pool, or moved onto one with
-// MoveToPool), so the compare matches them by id. A dump without line breaks between its
-// entries is parsed whole. NaN / Infinity tokens, which Python's json module writes, are
-// accepted.
+// an indent) is mapped (privately: the file is never written) and parsed in place in windows
+// split at its "data" entries, each with simdjson (its DOM, or On Demand for what DOM
+// rejects: NaN, Infinity); a window's pages are dropped once it is read, so neither the file
+// nor simdjson's index is held whole. Rows are fixed-size records: row-name suffixes, dtypes
+// and shapes are interned in a TextPool, which the two dumps of one compare share (read into
+// one pool, or moved onto one with MoveToPool), so the compare matches them by id. A dump
+// without line breaks between its entries, or a file that cannot be mapped, is parsed whole.
+// NaN / Infinity tokens, which Python's json module writes, are accepted.
 #pragma once
 
 #include <array>

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
@@ -76,6 +78,32 @@ TEST(WindowReader, SmallWindowsAndWholeTextReadTheSameRows) {
     EXPECT_GT(expected.size(), 10u);
     EXPECT_EQ(Describe(*windowed), expected);
     EXPECT_EQ(Describe(*from_file), expected);
+  }
+}
+
+// Files are mapped and parsed in place: small windows over the mapping, with the file's end
+// inside its last page (simdjson's padding read past the end) and on a page boundary (the
+// last window copied out), must read what the whole text gives.
+TEST(WindowReader, MappedFilesInSmallWindowsWhateverTheirSize) {
+  fs::path fixtures = testing::MsprobeFixtures();
+  ASSERT_FALSE(fixtures.empty());
+  testing::TempDir dir;
+  std::string text = Slurp(fixtures / "dumps/candidate/statistics_L1/step0/rank0/dump.json");
+  auto whole = ParseDumpJson(Minify(text), "whole");
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  for (size_t tail : {size_t{0}, size_t{1}, page - 1}) {  // bytes into the last page (0: ends on a boundary)
+    std::string sized = text;
+    while (sized.size() % page != tail) sized += ' ';  // trailing spaces: still valid JSON
+    fs::path file = dir.path() / ("dump" + std::to_string(tail) + ".json");
+    std::ofstream(file, std::ios::binary) << sized;
+    ReadOptions tiny;
+    tiny.window_bytes = 256;
+    auto mapped = ReadDumpJson(file, tiny);
+    ASSERT_TRUE(mapped.ok()) << mapped.status().ToString();
+    EXPECT_GT(mapped->dom_windows, 10u) << tail;
+    EXPECT_EQ(mapped->bytes, sized.size());
+    EXPECT_EQ(Describe(*mapped), Describe(*whole)) << tail;
   }
 }
 
