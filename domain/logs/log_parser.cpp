@@ -13,6 +13,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "domain/logs/guarded_mapping.h"
 #include "domain/logs/line_formats.h"
 #include "domain/logs/log_events.h"
 #include "domain/logs/needle_scanner.h"
@@ -848,21 +849,60 @@ Result<ParseResult> ParseLog(const std::filesystem::path& path, const ParseOptio
   std::optional<Sha256> digest;
   if (options.sha256) digest.emplace();
 
+  // A regular file is read through a guarded mapping (no copy into a buffer); what it grew
+  // by since, and pipes and other files, through read(). Both hand the parser the same
+  // blocks: at most kChunkBytes, cut after their last line end.
+  std::unique_ptr<GuardedMapping> mapping;
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    auto mapped = GuardedMapping::Map(fd.get(), static_cast<size_t>(st.st_size));
+    // Not mapped (no slot left, no address space): read() gives the same result, slower.
+    if (mapped.ok()) mapping = std::move(*mapped);
+  }
+  const auto shrank_error = [&]() {
+    struct stat now {};
+    ::fstat(fd.get(), &now);
+    return FailedPrecondition("the log shrank while it was read: " + path.string() + " was " +
+                              std::to_string(st.st_size) + " bytes when opened and is " +
+                              std::to_string(now.st_size) + " bytes now (rotated or rewritten)")
+        .WithHint("parse it again once the writer is done, or parse a copy");
+  };
+
   std::unique_ptr<char[]> buffer(new char[kChunkBytes]);
   size_t carry = 0;
   uint64_t total = 0;
+  size_t mapped_at = 0;  // bytes of the mapping handed to the loop
   bool first_block = true;
   bool ends_with_newline = true;
   std::optional<TextLogParser> parser;
   while (true) {
     if (options.cancel.cancelled()) return Cancelled("parse_log cancelled while reading " + path.string());
-    const ssize_t n = ::read(fd.get(), buffer.get() + carry, kChunkBytes - carry);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Unavailable("reading " + path.string() + " failed at byte " + std::to_string(total) +
-                         ": " + std::strerror(errno));
+    const char* data = buffer.get();
+    ssize_t n = 0;
+    if (mapping) {
+      data = mapping->data() + mapped_at - carry;
+      n = static_cast<ssize_t>(std::min(kChunkBytes - carry, mapping->size() - mapped_at));
+      if (n == 0) {
+        if (mapping->shrank()) return shrank_error();
+        std::memcpy(buffer.get(), data, carry);
+        mapping.reset();
+        if (::lseek(fd.get(), static_cast<off_t>(mapped_at), SEEK_SET) < 0) {
+          return Unavailable("seeking " + path.string() + " to byte " + std::to_string(mapped_at) +
+                             " failed: " + std::strerror(errno));
+        }
+        continue;
+      }
+      // The bytes before this block are done with: let them leave RSS, 32 MiB at a time.
+      mapping->Release((mapped_at - carry) & ~((size_t{32} << 20) - 1));
+      mapped_at += static_cast<size_t>(n);
+    } else {
+      n = ::read(fd.get(), buffer.get() + carry, kChunkBytes - carry);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Unavailable("reading " + path.string() + " failed at byte " + std::to_string(total) +
+                           ": " + std::strerror(errno));
+      }
     }
-    if (digest && n > 0) digest->Update(std::string_view(buffer.get() + carry, static_cast<size_t>(n)));
+    if (digest && n > 0) digest->Update(std::string_view(data + carry, static_cast<size_t>(n)));
     total += static_cast<uint64_t>(n);
     const size_t have = carry + static_cast<size_t>(n);
     if (first_block) {
@@ -871,10 +911,11 @@ Result<ParseResult> ParseLog(const std::filesystem::path& path, const ParseOptio
         return FailedPrecondition("log file is empty: " + path.string())
             .WithHint("the run may not have started yet, or its output went to another file");
       }
-      if (options.format == LogFormat::kAuto && LooksLikeTfRecord(buffer.get(), have)) {
+      if (options.format == LogFormat::kAuto && LooksLikeTfRecord(data, have)) {
         return ParseTensorBoard(path, options);
       }
-      if (LooksBinary(buffer.get(), std::min<size_t>(have, 65536))) {
+      if (LooksBinary(data, std::min<size_t>(have, 65536))) {
+        if (mapping && mapping->shrank()) return shrank_error();
         return InvalidArgument(path.string() + " is not a text training log: over 10% of its first " +
                                std::to_string(std::min<size_t>(have, 65536)) + " bytes are control bytes")
             .WithHint("for TensorBoard event files pass format=tensorboard");
@@ -885,14 +926,14 @@ Result<ParseResult> ParseLog(const std::filesystem::path& path, const ParseOptio
     if (n == 0) {
       if (carry > 0) {
         ends_with_newline = false;
-        parser->Feed(buffer.get(), buffer.get() + carry);
+        parser->Feed(data, data + carry);
       }
       break;
     }
-    const void* last_nl = memrchr(buffer.get(), '\n', have);
+    const void* last_nl = memrchr(data, '\n', have);
     size_t upto;
     if (last_nl) {
-      upto = static_cast<const char*>(last_nl) - buffer.get() + 1;
+      upto = static_cast<const char*>(last_nl) - data + 1;
     } else if (have == kChunkBytes) {
       parser->NoteLongLine(kChunkBytes);
       upto = have;
@@ -900,9 +941,10 @@ Result<ParseResult> ParseLog(const std::filesystem::path& path, const ParseOptio
       carry = have;
       continue;
     }
-    parser->Feed(buffer.get(), buffer.get() + upto);
+    parser->Feed(data, data + upto);
+    if (mapping && mapping->shrank()) return shrank_error();
     carry = have - upto;
-    if (carry > 0) std::memmove(buffer.get(), buffer.get() + upto, carry);
+    if (carry > 0 && !mapping) std::memmove(buffer.get(), buffer.get() + upto, carry);
     if (options.progress) options.progress(total, static_cast<uint64_t>(st.st_size));
   }
   if (!ends_with_newline) parser->MarkTruncatedLastLine();
