@@ -93,8 +93,11 @@ bool ReadMegatronFields(std::string_view line, size_t from, const MetricFilter& 
     const size_t lo = k.last_at > from + kDrift ? k.last_at - kDrift : from;
     const size_t hi = std::min(line.size(), k.last_at + kDrift);
     for (size_t p = lo; p < hi; ++p) {
-      if (line[p] != k.key[0] || p + n >= line.size() || line[p + n] != ':' ||
-          std::memcmp(line.data() + p, k.key.data(), n) != 0) {
+      // The key's first byte by memchr: a few calls instead of a test at every position.
+      const void* first = std::memchr(line.data() + p, k.key[0], hi - p);
+      if (!first) break;
+      p = static_cast<const char*>(first) - line.data();
+      if (p + n >= line.size() || line[p + n] != ':' || std::memcmp(line.data() + p, k.key.data(), n) != 0) {
         continue;
       }
       size_t b = p;
