@@ -692,8 +692,20 @@ void FillCoverage(ParseResult& result, const ParseOptions& options, std::optiona
   c.first = keys.front();
   c.last = keys.back();
   // The logging interval is the most common distance between consecutive steps.
+  // Counted by runs of equal distances: one map update per run, not per step.
   std::unordered_map<int64_t, int64_t> deltas;
-  for (size_t i = 1; i < keys.size(); ++i) ++deltas[keys[i] - keys[i - 1]];
+  int64_t run_delta = 0, run_length = 0;
+  for (size_t i = 1; i < keys.size(); ++i) {
+    const int64_t d = keys[i] - keys[i - 1];
+    if (d == run_delta && run_length > 0) {
+      ++run_length;
+      continue;
+    }
+    if (run_length > 0) deltas[run_delta] += run_length;
+    run_delta = d;
+    run_length = 1;
+  }
+  if (run_length > 0) deltas[run_delta] += run_length;
   int64_t best = 0, interval = 1;
   for (auto [d, n] : deltas) {
     if (n > best || (n == best && d < interval)) {
@@ -723,6 +735,10 @@ void FillCoverage(ParseResult& result, const ParseOptions& options, std::optiona
   };
   for (int64_t key : keys) {
     if (key > last) break;
+    if (key == expected) {  // the common case: the next grid step (no division needed)
+      expected += interval;
+      continue;
+    }
     if (key < expected || (key - *c.first) % interval != 0) continue;  // off the grid
     note_missing_until(key);
     expected = key + interval;

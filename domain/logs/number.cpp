@@ -41,8 +41,8 @@ constexpr double kPowersOfTen[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7
                                    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 constexpr uint64_t kMaxExactMantissa = uint64_t{1} << 53;
 
-std::optional<double> FastPath(uint64_t mantissa, int significant_digits, int exponent10, bool negative) {
-  if (significant_digits > 19 || mantissa > kMaxExactMantissa || exponent10 < -22 || exponent10 > 22) {
+std::optional<double> FastPath(uint64_t mantissa, int exponent10, bool negative) {
+  if (mantissa > kMaxExactMantissa || exponent10 < -22 || exponent10 > 22) {
     return std::nullopt;
   }
   double v = static_cast<double>(mantissa);
@@ -77,11 +77,17 @@ std::optional<PrintedNumber> ParsePrintedNumber(std::string_view text) {
 
   // One scan: the digits are accumulated for the fast path; the text is copied (without
   // thousands separators) only when the full parser is needed.
+  // The mantissa is exact while it stays at most 2^53 (leading zeros add nothing); past that
+  // it stops growing and `inexact` sends the number to the full parser (the fast path needs
+  // an exact mantissa of at most 2^53; more than 19 significant digits always exceed it).
   uint64_t mantissa = 0;
-  int significant = 0;  // digits in `mantissa`, leading zeros aside
+  bool inexact = false;
   auto accumulate = [&](char c) {
-    if (significant == 0 && c == '0') return;
-    if (++significant <= 19) mantissa = mantissa * 10 + static_cast<uint64_t>(c - '0');
+    if (mantissa <= kMaxExactMantissa) {
+      mantissa = mantissa * 10 + static_cast<uint64_t>(c - '0');
+    } else {
+      inexact = true;
+    }
   };
   const size_t int_start = i;
   bool separators = false;
@@ -124,7 +130,7 @@ std::optional<PrintedNumber> ParsePrintedNumber(std::string_view text) {
     }
   }
   PrintedNumber n;
-  if (auto fast = FastPath(mantissa, significant, exponent - fraction_digits, negative)) {
+  if (auto fast = inexact ? std::nullopt : FastPath(mantissa, exponent - fraction_digits, negative)) {
     n.value = *fast;
   } else {
     std::string buffer;

@@ -143,6 +143,14 @@ TEST(PrintedNumber, SameDoubleAsStrtodOnEveryPrintedForm) {
   auto big = ParsePrintedNumber("123456789012345678901234567890.5e-3");
   ASSERT_TRUE(big);
   EXPECT_EQ(big->value, std::strtod("123456789012345678901234567890.5e-3", nullptr));
+  // Around the fast path's limit (an exact mantissa of at most 2^53), with leading zeros.
+  for (const char* edge : {"9007199254740992", "9007199254740993", "90071992547409921", "0.0009007199254740993e5",
+                           "000000000000000000000000900719925474099.3", "9007199254740992e22", "9007199254740992e23"}) {
+    auto n = ParsePrintedNumber(edge);
+    ASSERT_TRUE(n) << edge;
+    const double expected = std::strtod(edge, nullptr);
+    EXPECT_EQ(std::memcmp(&n->value, &expected, sizeof expected), 0) << edge << " read as " << n->value;
+  }
   auto ten_thousand = ParsePrintedNumber("1,234,567.25e+00");
   ASSERT_TRUE(ten_thousand);
   EXPECT_EQ(ten_thousand->value, 1234567.25);
