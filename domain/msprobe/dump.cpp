@@ -361,9 +361,24 @@ Result<Dump> DumpReader::Read(const std::filesystem::path& path) {
     return Unavailable(path.string() + ": cannot open: " + std::strerror(err));
   }
   struct stat info {};
-  std::optional<std::string> not_mapped = "not a regular file";
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {  // a pipe, a device: read it all, then parse
+    std::string text, read_error;
+    char block[1 << 16];
+    while (true) {
+      ssize_t n = ::read(fd, block, sizeof block);
+      if (n > 0) text.append(block, static_cast<size_t>(n));
+      if (n == 0) break;
+      if (n < 0 && errno != EINTR) {
+        read_error = std::strerror(errno);
+        break;
+      }
+    }
+    ::close(fd);
+    if (!read_error.empty()) return Unavailable(path.string() + ": cannot read: " + read_error);
+    return Parse(text, path);
+  }
   Mapping mapping;
-  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) not_mapped = mapping.Map(fd, static_cast<size_t>(info.st_size));
+  std::optional<std::string> not_mapped = mapping.Map(fd, static_cast<size_t>(info.st_size));
   ::close(fd);
   if (!not_mapped) {
     Text text{mapping.data(), static_cast<size_t>(info.st_size), mapping.PaddedEnd(),
@@ -374,7 +389,7 @@ Result<Dump> DumpReader::Read(const std::filesystem::path& path) {
     if (!read_error.empty()) return Unavailable(path.string() + ": cannot read: " + read_error);
     if (dump) return std::move(*dump);
   }
-  // Not mappable (a pipe, an empty file) or not laid out one entry per line: read whole.
+  // Not mappable (empty) or not laid out one entry per line: read whole.
   auto loaded = simdjson::padded_string::load(path.string());
   if (loaded.error()) {
     return Unavailable(path.string() + ": cannot read: " + simdjson::error_message(loaded.error()));

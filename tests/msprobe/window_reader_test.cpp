@@ -4,6 +4,7 @@
 // breaks, so it is parsed whole).
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <unistd.h>
 
@@ -105,6 +106,32 @@ TEST(WindowReader, MappedFilesInSmallWindowsWhateverTheirSize) {
     EXPECT_EQ(mapped->bytes, sized.size());
     EXPECT_EQ(Describe(*mapped), Describe(*whole)) << tail;
   }
+}
+
+// A dump.json that is not a regular file (a pipe: `<(zcat dump.json.gz)`) is read through.
+TEST(WindowReader, APipeIsReadToo) {
+  fs::path fixtures = testing::MsprobeFixtures();
+  ASSERT_FALSE(fixtures.empty());
+  fs::path file = fixtures / "dumps/candidate/md5_L1/step0/rank0/dump.json";
+  std::string text = Slurp(file);
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  std::thread writer([&] {
+    size_t done = 0;
+    while (done < text.size()) {
+      ssize_t n = write(fds[1], text.data() + done, text.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    close(fds[1]);
+  });
+  auto piped = ReadDumpJson("/proc/self/fd/" + std::to_string(fds[0]));
+  writer.join();
+  close(fds[0]);
+  ASSERT_TRUE(piped.ok()) << piped.status().ToString();
+  auto whole = ParseDumpJson(Minify(text), file);
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(Describe(*piped), Describe(*whole));
 }
 
 TEST(WindowReader, DataNotLastAndEntriesLargerThanTheWindow) {
