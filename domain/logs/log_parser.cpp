@@ -26,6 +26,7 @@ namespace parity::logs {
 namespace {
 
 constexpr size_t kChunkBytes = 1 << 20;  // read() blocks: small enough to stay in L2 for the scans
+constexpr size_t kPrefetchDistance = 8192;  // two pages ahead
 constexpr size_t kMaxLineText = 1000;  // error text kept per line
 constexpr size_t kMaxWarningsPerCode = 20;
 
@@ -174,7 +175,13 @@ class TextLogParser {
     const char* from = begin;
     const char* at = nullptr;
     int id = 0;
+    const char* prefetched = begin;
     while (scanner_.Next(begin, from, end, &at, &id)) {
+      // Lines dense with hits (every Megatron line) are read in several passes; ask for the
+      // bytes a few pages ahead, which the hardware prefetcher (stopping at page ends) does not.
+      for (const char* ahead = std::min(at + kPrefetchDistance, end); prefetched < ahead; prefetched += 64) {
+        __builtin_prefetch(prefetched);
+      }
       const void* previous_nl = at > begin ? memrchr(begin, '\n', at - begin) : nullptr;
       const char* line_start = previous_nl ? static_cast<const char*>(previous_nl) + 1 : begin;
       const void* nl = std::memchr(at, '\n', end - at);
