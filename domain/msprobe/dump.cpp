@@ -319,6 +319,8 @@ class Mapping {
   }
   // Maps the pages of [from, to) at once (fewer faults than touching them one by one); false
   // when they are past the file's end now (it shrank), which would otherwise be a SIGBUS.
+  // A truncation between this call and the parse of the window can still raise SIGBUS: the
+  // check narrows the race to one window's parse; it does not close it.
   bool Load(size_t from, size_t to) const {
     size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
     size_t first = from / page * page;
