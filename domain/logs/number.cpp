@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -48,6 +49,32 @@ std::optional<double> FastPath(uint64_t mantissa, int exponent10, bool negative)
   double v = static_cast<double>(mantissa);
   v = exponent10 < 0 ? v / kPowersOfTen[-exponent10] : v * kPowersOfTen[exponent10];
   return negative ? -v : v;
+}
+
+constexpr uint64_t kPow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+
+// The ASCII digits at the start of the 8 bytes at p: how many (0-8) and their value, without
+// a branch per digit (log numbers end after a varying count of digits, which a digit loop
+// mispredicts). Bytes are XORed with '0': a digit becomes 0-9, and adding 0x76 sets the high
+// bit of any byte of 10 or more; carries only run towards later bytes, past the first
+// non-digit, so it is found exactly. The digits are then shifted to the top (leading zeros)
+// and combined by the usual multiply tree (as in fast_float's parse_eight_digits).
+inline int LeadingDigits8(const char* p, uint64_t* value) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  const uint64_t x = v ^ 0x3030303030303030ull;
+  const uint64_t non_digit = ((x + 0x7676767676767676ull) | x) & 0x8080808080808080ull;
+  const int n = non_digit ? __builtin_ctzll(non_digit) >> 3 : 8;
+  if (n == 0) {
+    *value = 0;
+    return 0;
+  }
+  uint64_t d = x << (8 * (8 - n));
+  d = d * 10 + (d >> 8);
+  d = (((d & 0x000000FF000000FFull) * 0x000F424000000064ull) +
+       (((d >> 16) & 0x000000FF000000FFull) * 0x0000271000000001ull)) >> 32;
+  *value = d;
+  return n;
 }
 
 }  // namespace
@@ -108,7 +135,25 @@ std::optional<PrintedNumber> ParsePrintedNumber(std::string_view text) {
   int fraction_digits = 0;
   if (i < text.size() && text[i] == '.') {
     size_t j = i + 1;
-    while (j < text.size() && IsDigit(text[j])) accumulate(text[j++]);
+    bool stopped = false;  // a non-digit was met by the 8-byte steps
+    while (!stopped && text.size() - j >= 8) {
+      uint64_t chunk = 0;
+      const int n = LeadingDigits8(text.data() + j, &chunk);
+      if (!inexact) {
+        // Exact while at most 2^53, as digit by digit: the prefixes only grow.
+        const unsigned __int128 next = static_cast<unsigned __int128>(mantissa) * kPow10[n] + chunk;
+        if (next <= kMaxExactMantissa) {
+          mantissa = static_cast<uint64_t>(next);
+        } else {
+          inexact = true;
+        }
+      }
+      j += static_cast<size_t>(n);
+      stopped = n < 8;
+    }
+    if (!stopped) {
+      while (j < text.size() && IsDigit(text[j])) accumulate(text[j++]);
+    }
     fraction_digits = static_cast<int>(j - i - 1);
     if (fraction_digits > 0 || has_int_digits) i = j;
   }
@@ -151,6 +196,18 @@ std::optional<int64_t> ParsePrintedInteger(std::string_view text, size_t* length
   size_t i = 0;
   int64_t value = 0;
   bool any = false;
+  // Eight bytes at a time while the value stays far below the overflow check (which the
+  // digit loop below then makes exactly as before).
+  while (text.size() - i >= 8) {
+    uint64_t chunk = 0;
+    const int n = LeadingDigits8(text.data() + i, &chunk);
+    const unsigned __int128 next = static_cast<unsigned __int128>(value) * kPow10[n] + chunk;
+    if (n == 0 || next >= 100000000000000000ull) break;
+    value = static_cast<int64_t>(next);
+    any = true;
+    i += static_cast<size_t>(n);
+    if (n < 8) break;
+  }
   while (i < text.size()) {
     const char c = text[i];
     if (IsDigit(c)) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -88,6 +89,56 @@ TEST(CountByte, ExactAtEveryLengthAndAlignment) {
   }
   const std::string all_newlines(100000, '\n');
   EXPECT_EQ(CountByte(all_newlines.data(), all_newlines.data() + all_newlines.size(), '\n'), 100000u);
+}
+
+// ParsePrintedInteger reads eight digits at a time: the same answer (value, length, or none)
+// as a digit-by-digit reading at every digit count, with thousands separators, other stops,
+// the overflow limit, and the text ending anywhere.
+std::optional<int64_t> IntegerDigitByDigit(std::string_view text, size_t* length) {
+  size_t i = 0;
+  int64_t value = 0;
+  bool any = false;
+  auto digit = [&](size_t k) { return k < text.size() && text[k] >= '0' && text[k] <= '9'; };
+  while (i < text.size()) {
+    if (digit(i)) {
+      if (value > (std::numeric_limits<int64_t>::max() - 9) / 10) return std::nullopt;
+      value = value * 10 + (text[i] - '0');
+      any = true;
+      ++i;
+    } else if (text[i] == ',' && any && digit(i + 1) && digit(i + 2) && digit(i + 3) && !digit(i + 4)) {
+      i += 1;
+    } else {
+      break;
+    }
+  }
+  if (!any) return std::nullopt;
+  *length = i;
+  return value;
+}
+
+TEST(PrintedNumber, IntegersEightDigitsAtATime) {
+  std::mt19937 rng(11);
+  const char* stops[] = {"", " ", "/ 3000000 |", ",", ",123 |", ",1234", "x", ".5", "\xff", ":"};
+  for (int k = 0; k < 50000; ++k) {
+    std::string text;
+    const int digits = static_cast<int>(rng() % 23);
+    for (int d = 0; d < digits; ++d) text += static_cast<char>('0' + rng() % 10);
+    if (rng() % 4 == 0 && digits > 0) text += ",456";
+    text += stops[rng() % (sizeof stops / sizeof stops[0])];
+    size_t got_length = 0, want_length = 0;
+    const auto got = ParsePrintedInteger(text, &got_length);
+    const auto want = IntegerDigitByDigit(text, &want_length);
+    ASSERT_EQ(got.has_value(), want.has_value()) << text;
+    if (want) {
+      ASSERT_EQ(*got, *want) << text;
+      ASSERT_EQ(got_length, want_length) << text;
+    }
+  }
+  size_t length = 0;
+  EXPECT_FALSE(ParsePrintedInteger("9223372036854775807", &length));  // the old limit, kept
+  EXPECT_EQ(ParsePrintedInteger("922337203685477579", &length), 922337203685477579);
+  EXPECT_EQ(ParsePrintedInteger("12345678", &length), 12345678);
+  EXPECT_EQ(length, 8u);
 }
 
 TEST(PrintedNumber, PythonFormats) {
