@@ -184,9 +184,11 @@ class TextLogParser {
       }
       const void* previous_nl = at > begin ? memrchr(begin, '\n', at - begin) : nullptr;
       const char* line_start = previous_nl ? static_cast<const char*>(previous_nl) + 1 : begin;
-      const void* nl = std::memchr(at, '\n', end - at);
-      const char* line_end = nl ? static_cast<const char*>(nl) : end;
-      from = HandleHit(id, line_start, at, line_end);
+      const LineFacts facts = ScanLine(line_start, end);
+      line_has_nul_ = facts.has_nul;
+      esc_free_line_ = facts.esc_free ? std::string_view(line_start, facts.end - line_start) : std::string_view();
+      from = HandleHit(id, line_start, at, facts.end);
+      esc_free_line_ = {};  // the buffer may hold other bytes there later
       if (rebuild_scanner_) {
         rebuild_scanner_ = false;
         BuildScanner();
@@ -203,7 +205,9 @@ class TextLogParser {
   // The line without ANSI sequences and trailing '\r': the line itself when it has no ESC
   // byte (no copy, the common case), else a cleaned copy in clean_.
   std::string_view Clean(std::string_view line) {
-    if (std::memchr(line.data(), 0x1b, line.size()) == nullptr) {
+    const bool known_esc_free = line.data() >= esc_free_line_.data() &&
+                                line.data() + line.size() <= esc_free_line_.data() + esc_free_line_.size();
+    if (known_esc_free || std::memchr(line.data(), 0x1b, line.size()) == nullptr) {
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
       return line;
     }
@@ -251,7 +255,7 @@ class TextLogParser {
   const char* HandleHit(int id, const char* line_start, const char* at, const char* line_end) {
     const std::string_view line(line_start, line_end - line_start);
     // A line with binary bytes in it is damaged: whatever it seems to say is not trusted.
-    if (id == kNul || std::memchr(line_start, '\0', line.size()) != nullptr) {
+    if (id == kNul || line_has_nul_) {
       const int64_t n = LineNumberAt(line_start);
       if (binary_lines_++ == 0) first_binary_line_ = n;
       return line_end;
@@ -503,6 +507,9 @@ class TextLogParser {
   LogFormat format_;
   bool detected_ = false;
   bool rebuild_scanner_ = false;
+  // Facts of the line HandleHit is reading (ScanLine), so it is not searched again.
+  bool line_has_nul_ = false;
+  std::string_view esc_free_line_;
   bool want_all_ = false;
   std::vector<std::string> wanted_names_;
   MetricFilter filter_;

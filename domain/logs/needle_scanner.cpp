@@ -235,6 +235,42 @@ bool HasAvx2() {
 
 }  // namespace
 
+namespace {
+
+LineFacts ScanLinePortable(const char* p, const char* end) {
+  const void* nl = std::memchr(p, '\n', static_cast<size_t>(end - p));
+  const char* line_end = nl ? static_cast<const char*>(nl) : end;
+  const auto n = static_cast<size_t>(line_end - p);
+  return {line_end, std::memchr(p, '\0', n) != nullptr, false};
+}
+
+#ifdef PARITY_HAVE_AVX2_SCAN
+__attribute__((target("avx2"))) LineFacts ScanLineAvx2(const char* p, const char* end) {
+  const __m256i newline = _mm256_set1_epi8('\n'), esc = _mm256_set1_epi8(0x1b), nul = _mm256_setzero_si256();
+  const char* q = p;
+  for (; static_cast<size_t>(end - q) >= kWidth; q += kWidth) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
+    const auto nl = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, newline)));
+    const auto odd = static_cast<uint32_t>(
+        _mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpeq_epi8(a, esc), _mm256_cmpeq_epi8(a, nul))));
+    if ((nl | odd) == 0) continue;
+    // A NUL or ESC after the line end belongs to the next line, which may share the block.
+    if (nl != 0 && (odd & ((nl & (0u - nl)) - 1)) == 0) return {q + __builtin_ctz(nl), false, true};
+    break;  // rare (damaged or coloured lines): the rest of the line by the plain scans
+  }
+  return ScanLinePortable(q, end);
+}
+#endif
+
+}  // namespace
+
+LineFacts ScanLine(const char* p, const char* end) {
+#ifdef PARITY_HAVE_AVX2_SCAN
+  if (HasAvx2()) return ScanLineAvx2(p, end);
+#endif
+  return ScanLinePortable(p, end);
+}
+
 PARITY_SCAN_CLONES
 size_t CountByte(const char* p, const char* end, char byte) {
   size_t total = 0;

@@ -52,6 +52,16 @@ class NeedleScanner {
   std::vector<Block> prints_;
 };
 
+// The end of the line starting at `p` (its '\n', or `end`), whether the line holds a NUL byte,
+// and whether it is known to hold no ESC byte (false: not known, search it if it matters):
+// what the parser needs of every candidate line, in one pass where AVX2 allows.
+struct LineFacts {
+  const char* end;
+  bool has_nul;
+  bool esc_free;
+};
+LineFacts ScanLine(const char* p, const char* end);
+
 // How many times `byte` occurs in [p, end) (line counting at memory speed).
 size_t CountByte(const char* p, const char* end, char byte);
 

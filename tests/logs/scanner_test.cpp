@@ -91,6 +91,45 @@ TEST(CountByte, ExactAtEveryLengthAndAlignment) {
   EXPECT_EQ(CountByte(all_newlines.data(), all_newlines.data() + all_newlines.size(), '\n'), 100000u);
 }
 
+// The line facts the parser trusts instead of searching each line again: the line end and
+// whether a NUL lies before it exactly, and "no ESC" only when true, against a plain search,
+// at every position of the special bytes relative to the 32-byte blocks, with the next
+// line's bytes in the same block.
+TEST(ScanLine, MatchesPlainSearchAtEveryLengthAndAlignment) {
+  int known_esc_free = 0;
+  for (size_t line_length : {0u, 1u, 5u, 31u, 32u, 33u, 63u, 64u, 65u, 200u, 447u}) {
+    for (size_t offset : {0u, 1u, 17u, 31u}) {
+      for (int special : {-1, 0, 0x1b}) {
+        for (size_t where = 0; where <= line_length + 40; where += (line_length < 70 ? 1 : 13)) {
+          std::string text(offset, '\n');
+          std::string line(line_length, 'a');
+          std::string after(80, 'b');
+          if (special >= 0) {
+            if (where < line_length) line[where] = static_cast<char>(special);
+            else if (where - line_length < after.size()) after[where - line_length] = static_cast<char>(special);
+          }
+          text += line;
+          const bool with_end = line_length % 2 == 0;  // odd lengths run to the buffer's end
+          if (with_end) text += '\n' + after;
+          const char* p = text.data() + offset;
+          const char* end = text.data() + text.size();
+          const LineFacts facts = ScanLine(p, end);
+          const char* expected_end = with_end ? p + line_length : end;
+          ASSERT_EQ(facts.end, expected_end) << line_length << " " << offset << " " << where;
+          const std::string_view seen(p, static_cast<size_t>(expected_end - p));
+          ASSERT_EQ(facts.has_nul, seen.find('\0') != std::string_view::npos) << line_length << " " << where;
+          if (facts.esc_free) {
+            ASSERT_EQ(seen.find('\x1b'), std::string_view::npos) << line_length << " " << where;
+            ++known_esc_free;
+          }
+        }
+      }
+    }
+  }
+  // Clean lines are recognised as such (where the vector path runs; the portable one never says so).
+  if (__builtin_cpu_supports("avx2")) EXPECT_GT(known_esc_free, 1000);
+}
+
 // ParsePrintedInteger reads eight digits at a time: the same answer (value, length, or none)
 // as a digit-by-digit reading at every digit count, with thousands separators, other stops,
 // the overflow limit, and the text ending anywhere.
