@@ -13,7 +13,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "domain/logs/guarded_mapping.h"
+#include "support/guarded_mapping.h"
 #include "domain/logs/line_formats.h"
 #include "domain/logs/log_events.h"
 #include "domain/logs/needle_scanner.h"

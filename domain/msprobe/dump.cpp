@@ -15,6 +15,7 @@
 
 #include "domain/msprobe/dump_builder.h"
 #include "domain/msprobe/pyrepr.h"
+#include "support/guarded_mapping.h"
 
 namespace parity::msprobe {
 
@@ -294,22 +295,22 @@ std::optional<Dump> ParseWindows(const Text& text, const std::filesystem::path& 
   return std::move(finished).value();
 }
 
-// A private, writable mapping of a regular file (writes stay in this process's copy).
+// A private, writable mapping of a regular file (writes stay in this process's copy),
+// guarded: a file truncated while it is parsed reads as zeros past its new end and
+// shrank() says so, instead of a SIGBUS ending the process.
 class Mapping {
  public:
-  ~Mapping() {
-    if (data_) ::munmap(data_, size_);
-  }
   // nullopt error text: mapped; otherwise why not.
   std::optional<std::string> Map(int fd, size_t size) {
     if (size == 0) return "empty file";
-    void* at = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-    if (at == MAP_FAILED) return std::string(std::strerror(errno));
-    data_ = static_cast<char*>(at);
+    auto mapped = GuardedMapping::Map(fd, size, GuardedMapping::Access::kPrivateWritable);
+    if (!mapped.ok()) return mapped.status().message();
+    guarded_ = std::move(mapped).value();
+    data_ = guarded_->writable_data();
     size_ = size;
-    ::madvise(data_, size_, MADV_SEQUENTIAL);
     return std::nullopt;
   }
+  bool shrank() const { return guarded_ && guarded_->shrank(); }
   char* data() const { return data_; }
   // Bytes past the end of the file up to the end of its last page read as zeros.
   bool PaddedEnd() const {
@@ -318,9 +319,8 @@ class Mapping {
     return tail != 0 && page - tail >= simdjson::SIMDJSON_PADDING;
   }
   // Maps the pages of [from, to) at once (fewer faults than touching them one by one); false
-  // when they are past the file's end now (it shrank), which would otherwise be a SIGBUS.
-  // A truncation between this call and the parse of the window can still raise SIGBUS: the
-  // check narrows the race to one window's parse; it does not close it.
+  // when they are past the file's end now (it shrank). A truncation after this call is
+  // caught by the guard (shrank()).
   bool Load(size_t from, size_t to) const {
     size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
     size_t first = from / page * page;
@@ -339,6 +339,7 @@ class Mapping {
   }
 
  private:
+  std::unique_ptr<GuardedMapping> guarded_;
   char* data_ = nullptr;
   size_t size_ = 0;
 };
@@ -388,6 +389,11 @@ Result<Dump> DumpReader::Read(const std::filesystem::path& path) {
               [&mapping](size_t from, size_t to) { return mapping.Load(from, to); }};
     std::string read_error;
     std::optional<Dump> dump = ParseWindows(text, path, options_, *buffers_, read_error);
+    if (mapping.shrank()) {
+      return FailedPrecondition(path.string() + " shrank while it was read (it was " + std::to_string(info.st_size) +
+                                " bytes when opened)")
+          .WithHint("read it again once the writer is done, or read a copy");
+    }
     if (!read_error.empty()) return Unavailable(path.string() + ": cannot read: " + read_error);
     if (dump) return std::move(*dump);
   }

@@ -1,4 +1,4 @@
-#include "domain/logs/guarded_mapping.h"
+#include "support/guarded_mapping.h"
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -11,7 +11,7 @@
 #include <mutex>
 #include <string>
 
-namespace parity::logs {
+namespace parity {
 
 namespace {
 
@@ -23,6 +23,7 @@ struct Slot {
   std::atomic<uintptr_t> begin{0};
   std::atomic<uintptr_t> end{0};
   std::atomic<bool> faulted{false};
+  std::atomic<bool> writable{false};
 };
 Slot g_slots[kSlots];
 std::atomic<bool> g_slot_taken[kSlots];
@@ -37,7 +38,8 @@ void OnSigbus(int sig, siginfo_t* info, void* context) {
     // The file ended before this page: put a zero page in its place (mmap is a plain
     // syscall, safe here) and let the faulting load run again.
     void* page = reinterpret_cast<void*>(addr & ~(g_page_size - 1));
-    if (::mmap(page, g_page_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
+    const int protection = slot.writable.load(std::memory_order_acquire) ? PROT_READ | PROT_WRITE : PROT_READ;
+    if (::mmap(page, g_page_size, protection, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
       slot.faulted.store(true, std::memory_order_release);
       return;
     }
@@ -76,7 +78,7 @@ Status InstallHandlerOnce() {
 
 }  // namespace
 
-Result<std::unique_ptr<GuardedMapping>> GuardedMapping::Map(int fd, size_t size) {
+Result<std::unique_ptr<GuardedMapping>> GuardedMapping::Map(int fd, size_t size, Access access) {
   if (size == 0) return InvalidArgument("cannot map an empty file");
   PARITY_RETURN_IF_ERROR(InstallHandlerOnce());
   int slot = -1;
@@ -87,8 +89,10 @@ Result<std::unique_ptr<GuardedMapping>> GuardedMapping::Map(int fd, size_t size)
       break;
     }
   }
-  if (slot < 0) return Unavailable("more than 64 logs are mapped at once");
-  void* data = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  if (slot < 0) return Unavailable("more than 64 files are mapped at once");
+  const bool writable = access == Access::kPrivateWritable;
+  void* data = ::mmap(nullptr, size, writable ? PROT_READ | PROT_WRITE : PROT_READ, writable ? MAP_PRIVATE : MAP_SHARED,
+                      fd, 0);
   if (data == MAP_FAILED) {
     const int err = errno;
     g_slot_taken[slot].store(false);
@@ -97,16 +101,17 @@ Result<std::unique_ptr<GuardedMapping>> GuardedMapping::Map(int fd, size_t size)
   ::madvise(data, size, MADV_SEQUENTIAL);
   Slot& s = g_slots[slot];
   s.faulted.store(false, std::memory_order_relaxed);
+  s.writable.store(writable, std::memory_order_relaxed);
   s.end.store(reinterpret_cast<uintptr_t>(data) + size, std::memory_order_release);
   s.begin.store(reinterpret_cast<uintptr_t>(data), std::memory_order_release);
-  return std::unique_ptr<GuardedMapping>(new GuardedMapping(static_cast<const char*>(data), size, slot));
+  return std::unique_ptr<GuardedMapping>(new GuardedMapping(static_cast<char*>(data), size, slot, access));
 }
 
 GuardedMapping::~GuardedMapping() {
   // Unregistered before unmapped, so a later mapping at the same address is not taken for ours.
   g_slots[slot_].begin.store(0, std::memory_order_release);
   g_slots[slot_].end.store(0, std::memory_order_release);
-  ::munmap(const_cast<char*>(data_), size_);
+  ::munmap(data_, size_);
   g_slot_taken[slot_].store(false, std::memory_order_release);
 }
 
@@ -115,8 +120,8 @@ bool GuardedMapping::shrank() const { return g_slots[slot_].faulted.load(std::me
 void GuardedMapping::Release(size_t upto) {
   upto &= ~(static_cast<size_t>(g_page_size) - 1);
   if (upto <= released_) return;
-  ::madvise(const_cast<char*>(data_) + released_, upto - released_, MADV_DONTNEED);
+  ::madvise(data_ + released_, upto - released_, MADV_DONTNEED);
   released_ = upto;
 }
 
-}  // namespace parity::logs
+}  // namespace parity
