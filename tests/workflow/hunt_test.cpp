@@ -16,6 +16,7 @@
 #include "domain/workflow/hunt_repo.h"
 #include "domain/workflow/hunt_script.h"
 #include "support/subprocess.h"
+#include "tests/common/temp_dir.h"
 
 namespace parity::workflow {
 namespace {
@@ -23,23 +24,13 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-class TempDir {
+// Each test's folder names say which suite made them.
+class TempDir : public testing_support::TempDir {
  public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "parity-hunt-XXXXXX").string();
-    path_ = mkdtemp(tmpl.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+  TempDir() : testing_support::TempDir("parity-hunt") {}
 };
 
-void Write(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path) << text;
-}
+void Write(const fs::path& path, const std::string& text) { testing_support::WriteFile(path, text); }
 
 std::string Git(const fs::path& repo, std::vector<std::string> args) {
   ProcessOptions o;

@@ -12,6 +12,7 @@
 #include "domain/workflow/premerge_config.h"
 #include "domain/workflow/repo_catalog.h"
 #include "support/subprocess.h"
+#include "tests/common/temp_dir.h"
 
 namespace parity::workflow {
 namespace {
@@ -19,23 +20,13 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-class TempDir {
+// Each test's folder names say which suite made them.
+class TempDir : public testing_support::TempDir {
  public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "parity-workflow-XXXXXX").string();
-    path_ = mkdtemp(tmpl.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+  TempDir() : testing_support::TempDir("parity-workflow") {}
 };
 
-void Write(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path) << text;
-}
+void Write(const fs::path& path, const std::string& text) { testing_support::WriteFile(path, text); }
 
 void Git(const fs::path& repo, std::vector<std::string> args) {
   ProcessOptions o;
