@@ -4,6 +4,7 @@
 // functions live as long as the process.
 #pragma once
 
+#include <mutex>
 #include <string>
 
 #include "support/status.h"
@@ -33,5 +34,22 @@ class SymbolBinder {
   std::string library_;
   std::string missing_;
 };
+
+// Opens `library` once per process and fills the function table `Api` with `bind` (which
+// binds each function and returns Finish()'s status, or any later set-up error); every
+// caller gets the same table or the same error. One table per Api type.
+template <typename Api>
+[[nodiscard]] Result<const Api*> LoadOnce(const std::string& library, const std::string& install_hint,
+                                          Status (*bind)(SymbolBinder&, Api&)) {
+  static std::once_flag once;
+  static Api api{};
+  static Status error;
+  std::call_once(once, [&] {
+    auto opened = SymbolBinder::Open(library, install_hint);
+    error = opened.ok() ? bind(opened.value(), api) : opened.status();
+  });
+  if (!error.ok()) return error;
+  return &api;
+}
 
 }  // namespace parity

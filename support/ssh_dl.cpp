@@ -1,6 +1,5 @@
 #include "support/ssh_dl.h"
 
-#include <mutex>
 #include <string>
 
 #include "support/dynamic_library.h"
@@ -8,20 +7,7 @@
 namespace parity {
 namespace {
 
-struct Loaded {
-  SshApi api{};
-  Status error;
-};
-
-Loaded Load() {
-  Loaded loaded;
-  auto opened = SymbolBinder::Open("libssh.so.4", "install libssh (Debian: apt-get install libssh-4)");
-  if (!opened.ok()) {
-    loaded.error = opened.status();
-    return loaded;
-  }
-  SymbolBinder& library = opened.value();
-  SshApi& api = loaded.api;
+Status BindSsh(SymbolBinder& library, SshApi& api) {
   library.Bind("ssh_new", api.session_new);
   library.Bind("ssh_free", api.free);
   library.Bind("ssh_options_set", api.options_set);
@@ -55,18 +41,13 @@ Loaded Load() {
   library.Bind("ssh_channel_get_exit_status", api.channel_get_exit_status);
   library.Bind("ssh_channel_close", api.channel_close);
   library.Bind("ssh_channel_free", api.channel_free);
-  loaded.error = library.Finish("older than parity needs (0.9+)");
-  return loaded;
+  return library.Finish("older than parity needs (0.9+)");
 }
 
 }  // namespace
 
 Result<const SshApi*> LoadSsh() {
-  static std::once_flag once;
-  static Loaded loaded;
-  std::call_once(once, [] { loaded = Load(); });
-  if (!loaded.error.ok()) return loaded.error;
-  return &loaded.api;
+  return LoadOnce<SshApi>("libssh.so.4", "install libssh (Debian: apt-get install libssh-4)", BindSsh);
 }
 
 }  // namespace parity
