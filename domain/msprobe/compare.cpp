@@ -23,6 +23,39 @@ const char* LevelName(Level level) {
 
 namespace {
 
+// Entry key -> index of the first bench entry with that key: open addressing over one array
+// (a node-based map allocated a node per entry of the dump, about a million for 1 GiB).
+class FirstEntryIndex {
+ public:
+  FirstEntryIndex(const std::vector<std::string_view>& keys, size_t count) : keys_(keys) {
+    size_t capacity = 16;
+    while (capacity < count * 2) capacity *= 2;
+    slots_.assign(capacity, kEmpty);
+  }
+  // Adds entry i under keys_[i]; false if an earlier entry has that key (it stays the one found).
+  bool Insert(uint32_t i) {
+    for (size_t s = Home(keys_[i]);; s = (s + 1) & (slots_.size() - 1)) {
+      if (slots_[s] == kEmpty) {
+        slots_[s] = i;
+        return true;
+      }
+      if (keys_[slots_[s]] == keys_[i]) return false;
+    }
+  }
+  std::optional<uint32_t> Find(std::string_view key) const {
+    for (size_t s = Home(key);; s = (s + 1) & (slots_.size() - 1)) {
+      if (slots_[s] == kEmpty) return std::nullopt;
+      if (keys_[slots_[s]] == key) return slots_[s];
+    }
+  }
+
+ private:
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+  size_t Home(std::string_view key) const { return std::hash<std::string_view>()(key) & (slots_.size() - 1); }
+  const std::vector<std::string_view>& keys_;
+  std::vector<uint32_t> slots_;
+};
+
 bool AllDigits(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s) {
@@ -571,14 +604,13 @@ Result<CompareTable> Compare(const Dump& npu, const Dump& bench, const CompareOp
     owned_keys.push_back(base + "#" + std::to_string(n));
     return owned_keys.back();
   };
-  std::unordered_map<std::string_view, uint32_t> bench_entry;
-  bench_entry.reserve(bench.entries.size());
+  FirstEntryIndex bench_entry(bench_keys, bench.entries.size());
   // Whether a bench entry is the one its key finds (the first with that key).
   std::vector<uint8_t> bench_first(bench.entries.size(), 0);
   for (size_t i = 0; i < bench.entries.size(); ++i) {
     if (bench_keys[i].empty()) continue;
     if (options.fuzzy) bench_keys[i] = fuzzy_key(bench_keys[i]);
-    bench_first[i] = bench_entry.emplace(bench_keys[i], static_cast<uint32_t>(i)).second;
+    bench_first[i] = bench_entry.Insert(static_cast<uint32_t>(i));
   }
   fuzzy_seen.clear();
   std::vector<uint8_t> bench_used(bench.rows.size(), 0);
@@ -592,9 +624,9 @@ Result<CompareTable> Compare(const Dump& npu, const Dump& bench, const CompareOp
     const Entry* bench_e = nullptr;
     if (next_bench < bench.entries.size() && bench_first[next_bench] && bench_keys[next_bench] == key) {
       bench_e = &bench.entries[next_bench++];
-    } else if (auto found = bench_entry.find(key); found != bench_entry.end()) {
-      bench_e = &bench.entries[found->second];
-      next_bench = found->second + 1;
+    } else if (std::optional<uint32_t> found = bench_entry.Find(key)) {
+      bench_e = &bench.entries[*found];
+      next_bench = *found + 1;
     }
     size_t begin = table.rows.size();
     for (uint32_t i = entry.first_row; i < entry.first_row + entry.row_count; ++i) {
