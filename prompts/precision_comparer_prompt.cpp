@@ -86,8 +86,7 @@ Result<json> Render(const json& args, mcp::ToolContext& ctx, const fs::path& def
                                                                    {"max_iterations", iterations},
                                                                    {"config_summary", summary},
                                                                    {"pending", pending}}));
-  return json{{"description", "precision-comparer: " + config_path.string()},
-              {"messages", json::array({{{"role", "user"}, {"content", {{"type", "text"}, {"text", text}}}}})}};
+  return UserTextPromptResult("precision-comparer: " + config_path.string(), text);
 }
 
 }  // namespace

@@ -218,9 +218,9 @@ Result<json> Render(const json& args, mcp::ToolContext& ctx, const fs::path& def
                       {"email", Shown(c.email, "(none: report kept local)")},
                       {"pending", pending_text},
                       {"matrix", matrix}}));
-  return json{{"description", "premerge-accuracy-check: " + (c.baseline.empty() ? "?" : c.baseline) + " vs " +
-                                  (c.candidate.empty() ? "?" : c.candidate)},
-              {"messages", json::array({{{"role", "user"}, {"content", {{"type", "text"}, {"text", text}}}}})}};
+  return UserTextPromptResult("premerge-accuracy-check: " + (c.baseline.empty() ? "?" : c.baseline) + " vs " +
+                                  (c.candidate.empty() ? "?" : c.candidate),
+                              text);
 }
 
 }  // namespace

@@ -15,4 +15,9 @@ Result<std::string> RenderTemplate(const std::string& name, const std::map<std::
   return RenderEmbeddedTemplate(templates::Files(), "prompts/templates", name, values);
 }
 
+nlohmann::json UserTextPromptResult(const std::string& description, const std::string& text) {
+  return {{"description", description},
+          {"messages", nlohmann::json::array({{{"role", "user"}, {"content", {{"type", "text"}, {"text", text}}}}})}};
+}
+
 }  // namespace parity::prompts

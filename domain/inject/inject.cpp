@@ -106,6 +106,20 @@ std::string ProbeCall(const std::string& id, const std::string& site, const std:
   return "_pp.probe(" + Quote(id) + ", " + Quote(site) + ", " + Quote(when) + ", " + Quote(name) + ", " + expr + ")";
 }
 
+// Wraps the returned expression at `r` (ast byte offsets) in a probe call that passes the
+// value through.
+Edit WrapReturnValue(const json& r, const std::string& id, const std::string& site, const std::string& when) {
+  Edit wrap;
+  wrap.kind = Edit::kWrap;
+  wrap.line = r["line"];
+  wrap.col = r["col"];
+  wrap.end_line = r["end_line"];
+  wrap.end_col = r["end_col"];
+  wrap.prefix = "_pp.probe(" + Quote(id) + ", " + Quote(site) + ", " + Quote(when) + ", \"return\", (";
+  wrap.suffix = "))";
+  return wrap;
+}
+
 // The edits and the probe list for one analysed target.
 void PlanEdits(const json& a, const std::string& rel, const std::string& id_prefix, std::vector<Edit>& edits,
                json& probes) {
@@ -126,15 +140,7 @@ void PlanEdits(const json& a, const std::string& rel, const std::string& id_pref
     for (const auto& r : a["returns"]) {
       std::string id = next_id();
       std::string site = rel + ":" + std::to_string(r["line"].get<int>());
-      Edit wrap;
-      wrap.kind = Edit::kWrap;
-      wrap.line = r["line"];
-      wrap.col = r["col"];
-      wrap.end_line = r["end_line"];
-      wrap.end_col = r["end_col"];
-      wrap.prefix = "_pp.probe(" + Quote(id) + ", " + Quote(site) + ", \"return\", \"return\", (";
-      wrap.suffix = "))";
-      edits.push_back(wrap);
+      edits.push_back(WrapReturnValue(r, id, site, "return"));
       probes.push_back({{"id", id}, {"site", site}, {"when", "return"}, {"name", "return"}});
     }
     return;
@@ -153,15 +159,7 @@ void PlanEdits(const json& a, const std::string& rel, const std::string& id_pref
   if (a.contains("return_value")) {
     const json& r = a["return_value"];
     std::string id = next_id();
-    Edit wrap;
-    wrap.kind = Edit::kWrap;
-    wrap.line = r["line"];
-    wrap.col = r["col"];
-    wrap.end_line = r["end_line"];
-    wrap.end_col = r["end_col"];
-    wrap.prefix = "_pp.probe(" + Quote(id) + ", " + Quote(site) + ", \"after\", \"return\", (";
-    wrap.suffix = "))";
-    edits.push_back(wrap);
+    edits.push_back(WrapReturnValue(r, id, site, "after"));
     probes.push_back({{"id", id}, {"site", site}, {"when", "after"}, {"name", "return"}});
     return;
   }

@@ -24,13 +24,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// Each test's folder names say which suite made them.
-class TempDir : public testing_support::TempDir {
- public:
-  TempDir() : testing_support::TempDir("parity-hunt") {}
-};
-
-void Write(const fs::path& path, const std::string& text) { testing_support::WriteFile(path, text); }
+using testing_support::TempDir;
+constexpr auto& Write = testing_support::WriteFile;
 
 std::string Git(const fs::path& repo, std::vector<std::string> args) {
   ProcessOptions o;
