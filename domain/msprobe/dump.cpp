@@ -330,13 +330,11 @@ class Mapping {
 #endif
     return true;
   }
-  // Drops the pages wholly inside [from, to) from this process (they are read again from the
-  // page cache if touched): the memory in use stays one window, not the file.
-  void Done(size_t from, size_t to) const {
-    size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-    size_t first = (from + page - 1) / page * page, last = to / page * page;
-    if (last > first) ::madvise(data_ + first, last - first, MADV_DONTNEED);
-  }
+  // Drops the pages read so far (up to `to`) from this process (they are read again from the
+  // page cache if touched): the memory in use stays one window, not the file. Windows are
+  // consumed in order, so `from` is where the previous call stopped.
+  void Done(size_t /*from*/, size_t to) const { guarded_->Release(to); }
+
 
  private:
   std::unique_ptr<GuardedMapping> guarded_;
