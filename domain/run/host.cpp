@@ -1,6 +1,10 @@
 #include "domain/run/host.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <cstdlib>
+#include <functional>
 #include <unistd.h>
 
 #include "support/ssh_dl.h"
@@ -8,6 +12,53 @@
 namespace parity::run {
 
 namespace {
+
+// stdout chunks of ExecToFile go here; the first failure (write error, over the limit) stops
+// the command and is the call's error.
+class FileWriter {
+ public:
+  explicit FileWriter(const FileSink& sink) : sink_(sink), file_(std::fopen(sink.path.c_str(), "wb")) {
+    if (!file_) error_ = Unavailable("cannot create " + sink.path.string() + ": " + std::strerror(errno));
+  }
+  ~FileWriter() {
+    if (file_) std::fclose(file_);
+  }
+  bool Write(const char* data, size_t n) {
+    if (!error_.ok()) return false;
+    if (written_ + n > sink_.max_bytes) {
+      error_ = FailedPrecondition("the output exceeds the limit of " + std::to_string(sink_.max_bytes) + " bytes for " +
+                                  sink_.path.string() + "; the transfer was stopped");
+      return false;
+    }
+    if (std::fwrite(data, 1, n, file_) != n) {
+      error_ = Unavailable("cannot write " + sink_.path.string() + ": " + std::strerror(errno));
+      return false;
+    }
+    written_ += n;
+    return true;
+  }
+  // Flushes and closes; on any failure the partial file is removed.
+  Status Close() {
+    if (file_ && std::fclose(file_) != 0 && error_.ok()) {
+      error_ = Unavailable("cannot write " + sink_.path.string() + ": " + std::strerror(errno));
+    }
+    file_ = nullptr;
+    if (!error_.ok()) {
+      std::error_code ec;
+      std::filesystem::remove(sink_.path, ec);
+    }
+    return error_;
+  }
+  const Status& error() const { return error_; }
+
+ private:
+  const FileSink& sink_;
+  std::FILE* file_;
+  uint64_t written_ = 0;
+  Status error_ = Status::Ok();
+};
+
+constexpr size_t kSinkStderrCap = 64u << 10;
 
 class LocalHost final : public Host {
  public:
@@ -22,6 +73,30 @@ class LocalHost final : public Host {
     p.stdin_data = options.stdin_data;
     p.cancel = options.cancel;
     return RunProcess(p);
+  }
+  Result<ProcessResult> ExecToFile(const std::vector<std::string>& argv, const FileSink& sink,
+                                   const ExecOptions& options) override {
+    FileWriter writer(sink);
+    PARITY_RETURN_IF_ERROR(writer.error());
+    // The command is stopped through its own token when the writer fails; the caller's
+    // cancellation is passed on from the same callback (a download never stays silent).
+    CancellationSource stop;
+    ProcessOptions p;
+    p.argv = argv;
+    p.env_set = options.env_set;
+    p.timeout = options.timeout;
+    p.output_cap = kSinkStderrCap;  // the in-memory copy of stdout is only ever this much
+    p.stdin_data = options.stdin_data;
+    p.cancel = stop.token();
+    p.on_output = [&](std::string_view chunk) {
+      if (!writer.Write(chunk.data(), chunk.size()) || options.cancel.cancelled()) stop.Cancel();
+    };
+    auto r = RunProcess(p);
+    Status closed = writer.Close();
+    if (!r.ok()) return r;
+    PARITY_RETURN_IF_ERROR(closed);
+    r->out.clear();
+    return r;
   }
   Status Reconnect() override { return Status::Ok(); }
 };
@@ -87,6 +162,32 @@ class SshHost final : public Host {
   Status Reconnect() override { return Connect(); }
 
   Result<ProcessResult> Exec(const std::vector<std::string>& argv, const ExecOptions& options) override {
+    return Run(argv, options, [&options](ProcessResult& result, const char* data, size_t n) {
+      size_t room = options.output_cap > result.out.size() ? options.output_cap - result.out.size() : 0;
+      if (n > room) result.truncated = true;
+      result.out.append(data, std::min(room, n));
+      return true;
+    });
+  }
+
+  Result<ProcessResult> ExecToFile(const std::vector<std::string>& argv, const FileSink& sink,
+                                   const ExecOptions& options) override {
+    FileWriter writer(sink);
+    PARITY_RETURN_IF_ERROR(writer.error());
+    ExecOptions capped = options;
+    capped.output_cap = kSinkStderrCap;
+    auto r = Run(argv, capped, [&writer](ProcessResult&, const char* data, size_t n) { return writer.Write(data, n); });
+    Status closed = writer.Close();
+    if (!r.ok()) return r;
+    PARITY_RETURN_IF_ERROR(closed);
+    return r;
+  }
+
+ private:
+  // Runs argv on a new channel; stdout chunks go to `on_stdout` (false stops the command),
+  // stderr is kept up to options.output_cap.
+  Result<ProcessResult> Run(const std::vector<std::string>& argv, const ExecOptions& options,
+                            const std::function<bool(ProcessResult&, const char*, size_t)>& on_stdout) {
     if (!session_ || !ssh_.is_connected(session_)) {
       return Unavailable("the SSH connection to " + Describe() + " is closed");
     }
@@ -137,7 +238,10 @@ class SshHost final : public Host {
         return Unavailable("SSH connection to " + Describe() + " lost while running " + ShellQuote(argv) +
                            ": " + SshError(ssh_, session_));
       }
-      if (n > 0) append(result.out, buf, n);
+      if (n > 0 && !on_stdout(result, buf, static_cast<size_t>(n))) {
+        result.cancelled = true;  // the consumer refused more: its own error tells why
+        break;
+      }
       int e = ssh_.channel_read_nonblocking(channel, buf, sizeof buf, 1);
       if (e == SSH_ERROR) {
         return Unavailable("SSH connection to " + Describe() + " lost: " + SshError(ssh_, session_));
@@ -259,6 +363,64 @@ Result<std::unique_ptr<Host>> ConnectSsh(const SshTarget& target) {
 Result<std::unique_ptr<Host>> OpenHost(const std::optional<SshTarget>& target) {
   if (!target) return MakeLocalHost();
   return ConnectSsh(*target);
+}
+
+}  // namespace parity::run
+
+namespace parity::run {
+
+namespace {
+
+Status TransferFailure(const std::string& what, const Host& host, const std::vector<std::string>& argv,
+                       const ProcessResult& r) {
+  Status s = r.timed_out   ? Status(ErrorKind::kDeadlineExceeded, what + " on " + host.Describe() + " timed out")
+             : r.cancelled ? Status(ErrorKind::kCancelled, what + " on " + host.Describe() + " was cancelled")
+                           : Unavailable(what + " on " + host.Describe() + " failed: " + r.Describe());
+  s.WithEvidence("command", ShellQuote(argv)).WithEvidence("exit_status", r.Describe());
+  if (!r.err.empty()) s.WithEvidence("stderr", LastLines(r.err, 10));
+  return s;
+}
+
+}  // namespace
+
+Result<uint64_t> DownloadFile(Host& host, const std::string& remote_path, const std::filesystem::path& local_path,
+                              const TransferOptions& options) {
+  const std::vector<std::string> argv = {"cat", "--", remote_path};
+  FileSink sink{local_path.string() + ".part", options.max_bytes};
+  ExecOptions exec;
+  exec.timeout = options.timeout;
+  exec.cancel = options.cancel;
+  const std::string what = "downloading " + remote_path;
+  auto r = host.ExecToFile(argv, sink, exec);
+  if (!r.ok()) return std::move(r).take_status().Context(what + " from " + host.Describe());
+  std::error_code ec;
+  if (!r->success()) {
+    std::filesystem::remove(sink.path, ec);
+    return TransferFailure(what, host, argv, *r);
+  }
+  std::filesystem::rename(sink.path, local_path, ec);
+  if (ec) return Unavailable("cannot rename " + sink.path.string() + " to " + local_path.string() + ": " + ec.message());
+  uint64_t size = std::filesystem::file_size(local_path, ec);
+  return ec ? 0 : size;
+}
+
+Status UploadFile(Host& host, const std::string& bytes, const std::string& remote_path, const TransferOptions& options) {
+  if (bytes.size() > options.max_bytes) {
+    return FailedPrecondition("uploading " + remote_path + ": " + std::to_string(bytes.size()) + " bytes exceed the limit of " +
+                              std::to_string(options.max_bytes));
+  }
+  // The path is the shell's $1, never part of the script's text.
+  const std::vector<std::string> argv = {"sh", "-c", "cat > \"$1\"", "sh", remote_path};
+  ExecOptions exec;
+  exec.timeout = options.timeout;
+  exec.cancel = options.cancel;
+  exec.stdin_data = bytes;
+  exec.output_cap = 64u << 10;
+  const std::string what = "uploading " + remote_path;
+  auto r = host.Exec(argv, exec);
+  if (!r.ok()) return std::move(r).take_status().Context(what + " to " + host.Describe());
+  if (!r->success()) return TransferFailure(what, host, argv, *r);
+  return Status::Ok();
 }
 
 }  // namespace parity::run

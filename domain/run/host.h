@@ -6,9 +6,15 @@
 // to the user's shell); the host key is checked against known_hosts before anything is
 // sent, and an unknown or changed key is refused with its SHA256 fingerprint. A password is
 // only ever read from the environment variable the caller names, and is never logged.
+//
+// Files move through the same channel: ExecToFile streams a command's stdout into a local
+// file chunk by chunk (a remote dump.json can be GiBs: it is never held in memory), and
+// DownloadFile / UploadFile are `cat` on the host with the path as an argv word, never
+// interpolated into shell text.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -43,6 +49,12 @@ struct ExecOptions {
   CancellationToken cancel;
 };
 
+// Where ExecToFile puts stdout: `path` (created or truncated), at most max_bytes of it.
+struct FileSink {
+  std::filesystem::path path;
+  uint64_t max_bytes = uint64_t{64} << 30;
+};
+
 class Host {
  public:
   virtual ~Host() = default;
@@ -52,6 +64,11 @@ class Host {
   // Runs argv to completion. An error means the command could not be run at all (could not
   // start, connection lost); a command that ran and failed is a ProcessResult.
   virtual Result<ProcessResult> Exec(const std::vector<std::string>& argv, const ExecOptions& options) = 0;
+  // Runs argv like Exec, but stdout is written to sink.path as it arrives (the result's
+  // `out` stays empty; stderr is kept, capped). An error when the file cannot be written or
+  // the output exceeds sink.max_bytes (the command is stopped, the partial file removed).
+  virtual Result<ProcessResult> ExecToFile(const std::vector<std::string>& argv, const FileSink& sink,
+                                           const ExecOptions& options) = 0;
   // Drops and re-establishes the connection (no-op locally); used after a lost connection.
   virtual Status Reconnect() = 0;
 };
@@ -62,5 +79,21 @@ Result<std::unique_ptr<Host>> ConnectSsh(const SshTarget& target);
 
 // Connects to `target` when given, otherwise returns the local host.
 Result<std::unique_ptr<Host>> OpenHost(const std::optional<SshTarget>& target);
+
+struct TransferOptions {
+  uint64_t max_bytes = uint64_t{64} << 30;
+  std::chrono::milliseconds timeout = std::chrono::minutes(30);
+  CancellationToken cancel;
+};
+
+// Copies `remote_path` on `host` to `local_path` (through a sibling ".part" file, renamed
+// when complete), streamed; returns the bytes copied. A missing or unreadable file is an
+// error naming the host, the path and cat's exit status and message.
+Result<uint64_t> DownloadFile(Host& host, const std::string& remote_path, const std::filesystem::path& local_path,
+                              const TransferOptions& options = {});
+
+// Writes `bytes` to `remote_path` on `host` (created or truncated; its folder must exist).
+Status UploadFile(Host& host, const std::string& bytes, const std::string& remote_path,
+                  const TransferOptions& options = {});
 
 }  // namespace parity::run
