@@ -18,12 +18,18 @@ void DecodeSide(JsonReader& r, ComparerSide& side) {
       ComparerSsh ssh;
       s.Optional("host", ssh.host).Optional("username", ssh.username).Optional("port", ssh.port);
       s.Optional("password", ssh.password);
+      s.Optional("identity_file", ssh.identity_file).Optional("known_hosts", ssh.known_hosts);
+      s.Optional("password_env", ssh.password_env);
+      if (s.ok() && (ssh.port < 1 || ssh.port > 65535)) s.Fail(s.Child("port"), "must be between 1 and 65535");
       side.ssh = ssh;
     });
   }
   if (r.ok() && side.ref && side.ref->empty()) r.Fail(r.Child("ref"), "must not be empty (omit it for code_path's HEAD)");
   if (r.ok() && side.mode == "remote" && (!side.ssh || side.ssh->host.empty())) {
     r.Fail(r.Child("ssh.host"), "required when mode is remote");
+  }
+  if (r.ok() && side.mode == "remote" && !side.code_path.empty() && side.code_path[0] != '/') {
+    r.Fail(r.Child("code_path"), "must be an absolute path on the SSH host when mode is remote");
   }
 }
 
@@ -33,6 +39,9 @@ nlohmann::json SideJson(const ComparerSide& s) {
   if (s.ssh) {
     j["ssh"] = {{"host", s.ssh->host}, {"username", s.ssh->username}, {"port", s.ssh->port}};
     if (s.ssh->password) j["ssh"]["password"] = "***";
+    if (s.ssh->identity_file) j["ssh"]["identity_file"] = *s.ssh->identity_file;
+    if (s.ssh->known_hosts) j["ssh"]["known_hosts"] = *s.ssh->known_hosts;
+    if (s.ssh->password_env) j["ssh"]["password_env"] = *s.ssh->password_env;
   }
   return j;
 }
@@ -57,6 +66,7 @@ Result<ComparerConfig> ParseComparerConfig(const nlohmann::json& value, const st
   PARITY_RETURN_IF_ERROR(r.Finish());
   if (c.max_iterations < 1) return InvalidArgument(name + ".debug.max_iterations: must be at least 1");
   if (!(c.tolerance >= 0)) return InvalidArgument(name + ".debug.tolerance: must be a number >= 0");
+  if (!(c.trace_threshold >= 0)) return InvalidArgument(name + ".debug.trace_threshold: must be a number >= 0");
   return c;
 }
 
@@ -74,6 +84,9 @@ Result<ComparerConfig> ReadComparerConfig(const std::filesystem::path& path) {
     if (side->mode == "local" && !side->code_path.empty() && std::filesystem::path(side->code_path).is_relative()) {
       side->code_path = (folder / side->code_path).lexically_normal().string();
     }
+  }
+  if (!config.compare_output_dir.empty() && std::filesystem::path(config.compare_output_dir).is_relative()) {
+    config.compare_output_dir = (folder / config.compare_output_dir).lexically_normal().string();
   }
   return config;
 }

@@ -6,7 +6,11 @@
 // parity's additions (optional, so a PrecisionComparer file works unchanged): a side's
 // `ref` (the commit, branch or tag of code_path that side runs; default the code_path's
 // HEAD), which lets both sides be branches of one repository. A relative code_path is
-// taken from the config file's folder.
+// taken from the config file's folder (a remote side's must be absolute). In `ssh`:
+// identity_file, known_hosts (default ~/.ssh/known_hosts) and password_env (the NAME of an
+// environment variable holding the password). PrecisionComparer's literal `password` is
+// accepted from this file, the user's own, but is handed to libssh only through an
+// environment variable of parity's own process; it never appears in output, ledger or argv.
 #pragma once
 
 #include <filesystem>
@@ -25,6 +29,7 @@ struct ComparerSsh {
   std::string username;
   int port = 22;
   std::optional<std::string> password;
+  std::optional<std::string> identity_file, known_hosts, password_env;  // parity's additions
 };
 
 struct ComparerSide {
@@ -39,10 +44,18 @@ struct ComparerSide {
 struct ComparerConfig {
   std::string name = "config";  // how errors name the file ("config.json")
   ComparerSide baseline, test;
-  std::string baseline_data_dir, test_data_dir, parse_code_dir, compare_output_dir;
+  std::string baseline_data_dir, test_data_dir;
+  // A path fragment marking the user's model code in msprobe's stacks ("/PanGu/"): with it,
+  // only frames whose path holds it count as user code (not MindSpeed, Megatron, ...).
+  std::string parse_code_dir;
+  // Where a copy of the msprobe-layout compare table is written (compare_result_rank<N>_
+  // <timestamp>.csv, as msprobe names it); relative: from the config file's folder.
+  std::string compare_output_dir;
   int max_iterations = 10;
   double tolerance = 0.001;
   std::vector<std::string> log_keywords;
+  // The probes' tolerance: the first probe whose sum/mean/min/max/norm differ by more than
+  // this (absolute) is followed; 0: bitwise. Differences within it are reported.
   double trace_threshold = 0.001;
 };
 

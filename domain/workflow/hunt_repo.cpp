@@ -1,92 +1,96 @@
 #include "domain/workflow/hunt_repo.h"
 
-#include <chrono>
-
-#include "support/subprocess.h"
-
 namespace parity::workflow {
 
-namespace fs = std::filesystem;
-
-namespace {
-
-Result<std::string> Git(const fs::path& dir, std::vector<std::string> args, const CancellationToken& cancel,
-                        const std::string& what) {
-  ProcessOptions o;
-  o.argv = {"git", "-C", dir.string()};
-  o.argv.insert(o.argv.end(), args.begin(), args.end());
-  o.timeout = std::chrono::seconds(60);
+Result<std::string> HostGit(run::Host& host, const std::string& dir, const std::vector<std::string>& args,
+                            const CancellationToken& cancel, const std::string& what, std::chrono::seconds timeout,
+                            const std::map<std::string, std::string>& env) {
+  std::vector<std::string> argv = {"git", "-C", dir};
+  argv.insert(argv.end(), args.begin(), args.end());
+  run::ExecOptions o;
+  o.timeout = timeout;
   o.cancel = cancel;
-  o.env_set = {{"GIT_OPTIONAL_LOCKS", "0"}};  // never refresh the user's index
-  PARITY_ASSIGN_OR_RETURN(ProcessResult r, RunProcess(o));
-  if (!r.success()) return ProcessFailure(what, o, r);
-  std::string out = r.out;
+  o.env_set = env;
+  o.env_set["GIT_OPTIONAL_LOCKS"] = "0";  // never refresh the user's index
+  auto r = host.Exec(argv, o);
+  if (!r.ok()) return std::move(r).take_status().Context(what);
+  if (!r->success()) return run::HostCommandFailure(what, host, argv, *r);
+  std::string out = r->out;
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
   return out;
 }
 
-struct SideRepo {
-  fs::path top, common;
-  std::string commit;
-};
+std::string SideWhere(const ComparerConfig& c, const ComparerSide& side, const std::string& key) {
+  std::string where = c.name + "." + key;
+  if (side.mode == "remote" && side.ssh) {
+    where += " (remote " + (side.ssh->username.empty() ? "" : side.ssh->username + "@") + side.ssh->host + ":" +
+             std::to_string(side.ssh->port) + ")";
+  }
+  return where;
+}
 
-Result<SideRepo> Side(const ComparerConfig& c, const ComparerSide& side, const std::string& key,
-                      const CancellationToken& cancel) {
-  const std::string where = c.name + "." + key;
-  if (side.mode != "local") {
-    return FailedPrecondition(where + ".mode: \"" + side.mode + "\" is not supported by parity hunt yet")
-        .WithHint("run the hunt on a machine that has both sides' code (mode \"local\"); remote runs are "
-                  "available one by one through run_training");
-  }
+Result<SideSource> ResolveSideSource(const ComparerConfig& c, const ComparerSide& side, const std::string& key,
+                                     run::Host& host, const CancellationToken& cancel) {
+  SideSource out;
+  out.where = SideWhere(c, side, key);
+  const std::string field = c.name + "." + key;
   if (side.code_path.empty()) {
-    return InvalidArgument(where + ".code_path: required by parity hunt (the git repository of that side's code)");
+    return InvalidArgument(field + ".code_path: required by parity hunt (the git repository of that side's code)");
   }
-  fs::path path = fs::absolute(side.code_path);
-  std::error_code ec;
-  if (!fs::is_directory(path, ec)) return NotFound(where + ".code_path: " + path.string() + " is not a directory");
-  SideRepo out;
-  auto top = Git(path, {"rev-parse", "--show-toplevel"}, cancel, where + ".code_path: git rev-parse");
+  std::string path = host.is_local() ? std::filesystem::absolute(side.code_path).string() : side.code_path;
+  if (host.is_local()) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(path, ec)) return NotFound(field + ".code_path: " + path + " is not a directory");
+  }
+  auto top = HostGit(host, path, {"rev-parse", "--show-toplevel"}, cancel, out.where + ": git rev-parse in " + path);
   if (!top.ok()) {
-    return std::move(top).take_status().WithHint("parity hunt works in git worktrees of code_path: it must be inside "
-                                                 "a git repository");
+    return std::move(top).take_status().WithHint("parity hunt works in git worktrees of code_path: it must be a "
+                                                 "folder inside a git repository on that side's host");
   }
   out.top = *top;
-  PARITY_ASSIGN_OR_RETURN(std::string common, Git(path, {"rev-parse", "--path-format=absolute", "--git-common-dir"},
-                                                  cancel, where + ".code_path: git rev-parse"));
-  out.common = fs::weakly_canonical(common);
+  PARITY_ASSIGN_OR_RETURN(std::string common, HostGit(host, path, {"rev-parse", "--path-format=absolute", "--git-common-dir"},
+                                                      cancel, out.where + ": git rev-parse"));
+  out.common = host.is_local() ? std::filesystem::weakly_canonical(common).string() : common;
   std::string ref = side.ref.value_or("HEAD");
-  auto commit = Git(path, {"rev-parse", "--verify", "--quiet", "--end-of-options", ref + "^{commit}"}, cancel,
-                    where + ".ref: git rev-parse");
+  auto commit = HostGit(host, path, {"rev-parse", "--verify", "--quiet", "--end-of-options", ref + "^{commit}"}, cancel,
+                        out.where + ".ref: git rev-parse");
   if (!commit.ok()) {
-    return InvalidArgument(where + (side.ref ? ".ref" : ".code_path") + ": \"" + ref + "\" is not a commit of " +
-                           out.top.string())
+    return InvalidArgument(field + (side.ref ? ".ref" : ".code_path") + ": \"" + ref + "\" is not a commit of " + out.top +
+                           (host.is_local() ? "" : " on " + host.Describe()))
         .WithHint("give a branch, tag or commit id that exists in that repository");
   }
   out.commit = *commit;
+  PARITY_ASSIGN_OR_RETURN(out.head, HostGit(host, path, {"rev-parse", "--verify", "HEAD^{commit}"}, cancel,
+                                            out.where + ": git rev-parse HEAD"));
+  PARITY_ASSIGN_OR_RETURN(out.tree, HostGit(host, path, {"rev-parse", "--verify", out.commit + "^{tree}"}, cancel,
+                                            out.where + ": git rev-parse of the commit's tree"));
   return out;
 }
 
-}  // namespace
+Status CheckBaselineClean(run::Host& host, const SideSource& base, const CancellationToken& cancel) {
+  PARITY_ASSIGN_OR_RETURN(std::string dirty, HostGit(host, base.top, {"status", "--porcelain", "--untracked-files=no"},
+                                                     cancel, base.where + ".code_path: git status"));
+  if (dirty.empty()) return Status::Ok();
+  return FailedPrecondition(base.where + ".code_path: " + base.top +
+                            " has uncommitted changes, which a worktree made from its commit would not have")
+      .WithHint("commit them (or point baseline.ref at a commit that has them)")
+      .WithEvidence("git status --porcelain", dirty);
+}
 
 Result<HuntRepo> ResolveHuntRepo(const ComparerConfig& c, const CancellationToken& cancel) {
-  PARITY_ASSIGN_OR_RETURN(SideRepo base, Side(c, c.baseline, "baseline", cancel));
-  PARITY_ASSIGN_OR_RETURN(SideRepo test, Side(c, c.test, "test", cancel));
-  if (base.common != test.common) {
-    return FailedPrecondition(c.name + ": baseline.code_path (" + base.top.string() + ") and test.code_path (" +
-                              test.top.string() + ") are different git repositories")
-        .WithHint("parity hunt compares two commits of one repository (the git hunk comes from their diff): fetch "
-                  "the baseline into the test repository and set baseline.code_path to it with baseline.ref");
-  }
-  if (base.top != test.top) {
-    PARITY_ASSIGN_OR_RETURN(std::string dirty, Git(base.top, {"status", "--porcelain", "--untracked-files=no"}, cancel,
-                                                   c.name + ".baseline.code_path: git status"));
-    if (!dirty.empty()) {
-      return FailedPrecondition(c.name + ".baseline.code_path: " + base.top.string() +
-                                " has uncommitted changes, which a worktree made from its commit would not have")
-          .WithHint("commit them (or point baseline.ref at a commit that has them)")
-          .WithEvidence("git status --porcelain", dirty);
+  for (const auto* side : {&c.baseline, &c.test}) {
+    if (side->mode != "local") {
+      return FailedPrecondition(c.name + "." + (side == &c.baseline ? "baseline" : "test") + ".mode: \"" + side->mode + "\" is not supported by parity hunt yet");
     }
   }
+  auto local = run::MakeLocalHost();
+  PARITY_ASSIGN_OR_RETURN(SideSource base, ResolveSideSource(c, c.baseline, "baseline", *local, cancel));
+  PARITY_ASSIGN_OR_RETURN(SideSource test, ResolveSideSource(c, c.test, "test", *local, cancel));
+  if (base.common != test.common) {
+    return FailedPrecondition(c.name + ": baseline.code_path (" + base.top + ") and test.code_path (" + test.top +
+                              ") are different git repositories");
+  }
+  if (base.top != test.top) PARITY_RETURN_IF_ERROR(CheckBaselineClean(*local, base, cancel));
   return HuntRepo{test.top, base.commit, test.commit};
 }
 
