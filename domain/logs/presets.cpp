@@ -37,9 +37,10 @@ Result<Criteria> BuildCriteria(const CriteriaRequest& request) {
   for (const auto& [metric, t] : request.tolerances) {
     PARITY_RETURN_IF_ERROR(CheckTolerance(t, "tolerances." + metric));
   }
+  if (request.probe_tolerance) PARITY_RETURN_IF_ERROR(CheckTolerance(*request.probe_tolerance, "probe_tolerance"));
 
   out.require_success_marker = preset == "precision-comparer";
-  out.probe_tolerance = request.tolerance;
+  out.probe_tolerance = request.probe_tolerance ? request.probe_tolerance : request.tolerance;
   for (const auto& metric : metrics) {
     MetricCriteria c;
     c.metric = metric;

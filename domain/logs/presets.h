@@ -24,14 +24,16 @@ struct CriteriaRequest {
   std::vector<std::string> metrics;            // empty: the preset's (or loss, grad_norm)
   std::optional<Tolerance> tolerance;          // every metric's per-step tolerance
   std::map<std::string, Tolerance> tolerances; // per metric, over `tolerance`
+  std::optional<Tolerance> probe_tolerance;    // the probes' statistics (default: `tolerance`)
   bool bitwise = false;
 };
 
 struct Criteria {
   std::vector<MetricCriteria> metrics;
   bool require_success_marker = false;
-  // The user's own `tolerance`, if any: probe statistics are reported against it (probe
-  // equality itself stays bitwise).
+  // The user's `probe_tolerance`, else their `tolerance`, if any: probe statistics are
+  // reported against it and the first probe beyond it is named (probe equality itself
+  // stays bitwise).
   std::optional<Tolerance> probe_tolerance;
 };
 

@@ -77,6 +77,15 @@ std::vector<ProbeStatDiff> StatDiffs(const json& b, const json& c, const Toleran
   return out;
 }
 
+// A pair differs only within the tolerance when nothing but its hash and statistics differ
+// and every statistic is within (a tensor whose bytes moved a little).
+bool WithinTolerance(const std::vector<std::string>& fields, const std::vector<ProbeStatDiff>& stats) {
+  for (const auto& f : fields) {
+    if (f != "hash" && In(kDecisive, f)) return false;
+  }
+  return !stats.empty() && std::all_of(stats.begin(), stats.end(), [](const ProbeStatDiff& s) { return s.within; });
+}
+
 // What a person compares at a glance: the repr of a value; a tensor's sum and hash prefix.
 std::string DescribeRecord(const ProbeRecord& r) {
   const json& rec = r.record;
@@ -117,6 +126,7 @@ json DivergenceJson(const ProbeDivergence& d) {
     }
     j["stats"] = std::move(stats);
     j["stats_within_tolerance"] = *d.stats_within_tolerance;
+    j["within_tolerance"] = d.within_tolerance;
   }
   return j;
 }
@@ -126,6 +136,7 @@ json DivergenceJson(const ProbeDivergence& d) {
 ProbeComparison CompareProbes(const ProbeLog& baseline, const ProbeLog& candidate,
                               const std::optional<Tolerance>& tolerance) {
   ProbeComparison out;
+  out.tolerance = tolerance;
   out.baseline_count = static_cast<int64_t>(baseline.records.size());
   out.candidate_count = static_cast<int64_t>(candidate.records.size());
 
@@ -153,21 +164,26 @@ ProbeComparison CompareProbes(const ProbeLog& baseline, const ProbeLog& candidat
     const ProbeRecord& c = candidate.records[ci];
     std::vector<std::string> fields = DifferingFields(b.record, c.record);
     if (!Diverges(fields)) continue;
-    if (out.divergent.size() < ProbeComparison::kMaxDivergent) {
-      ProbeDivergence d{b, c, std::move(fields), {}, std::nullopt, {}};
-      if (tolerance) {
-        d.stats = StatDiffs(b.record, c.record, *tolerance);
-        d.stats_within_tolerance =
-            std::all_of(d.stats.begin(), d.stats.end(), [](const ProbeStatDiff& s) { return s.within; });
-      }
-      if (out.divergent_count == 0 && !unpaired_before.empty()) {
-        d.note = "earlier before/entry probes have no partner in the candidate (its execution took another path "
-                 "before this point): " + unpaired_before.front() +
-                 (unpaired_before.size() > 1 ? " and " + std::to_string(unpaired_before.size() - 1) + " more" : "");
-      }
-      out.divergent.push_back(std::move(d));
-    }
     ++out.divergent_count;
+    if (out.divergent.size() >= ProbeComparison::kMaxDivergent && (!tolerance || out.first_beyond_tolerance)) {
+      if (tolerance && !WithinTolerance(fields, StatDiffs(b.record, c.record, *tolerance))) ++out.beyond_tolerance_count;
+      continue;
+    }
+    ProbeDivergence d{b, c, std::move(fields), {}, std::nullopt, false, {}};
+    if (tolerance) {
+      d.stats = StatDiffs(b.record, c.record, *tolerance);
+      d.stats_within_tolerance =
+          std::all_of(d.stats.begin(), d.stats.end(), [](const ProbeStatDiff& s) { return s.within; });
+      d.within_tolerance = WithinTolerance(d.fields, d.stats);
+      if (!d.within_tolerance) ++out.beyond_tolerance_count;
+    }
+    if (out.divergent_count == 1 && !unpaired_before.empty()) {
+      d.note = "earlier before/entry probes have no partner in the candidate (its execution took another path "
+               "before this point): " + unpaired_before.front() +
+               (unpaired_before.size() > 1 ? " and " + std::to_string(unpaired_before.size() - 1) + " more" : "");
+    }
+    if (tolerance && !d.within_tolerance && !out.first_beyond_tolerance) out.first_beyond_tolerance = d;
+    if (out.divergent.size() < ProbeComparison::kMaxDivergent) out.divergent.push_back(std::move(d));
   }
   for (size_t i = 0; i < candidate.records.size(); ++i) {
     if (paired[i]) continue;
@@ -232,7 +248,7 @@ json ProbeComparisonJson(const ProbeComparison& c) {
   for (auto [side, list] : {std::pair{"baseline", &c.malformed_baseline}, std::pair{"candidate", &c.malformed_candidate}}) {
     for (const auto& m : *list) malformed.push_back({{"side", side}, {"line", m.line}, {"error", m.error}});
   }
-  return {{"baseline_count", c.baseline_count},
+  json out = {{"baseline_count", c.baseline_count},
           {"candidate_count", c.candidate_count},
           {"matched", c.matched},
           {"divergent_count", c.divergent_count},
@@ -245,6 +261,13 @@ json ProbeComparisonJson(const ProbeComparison& c) {
           {"malformed", std::move(malformed)},
           {"malformed_count", c.malformed_count},
           {"notes", c.notes}};
+  if (c.tolerance) {
+    out["tolerance"] = {{"abs", c.tolerance->abs ? json(*c.tolerance->abs) : json(nullptr)},
+                        {"rel", c.tolerance->rel ? json(*c.tolerance->rel) : json(nullptr)}};
+    out["beyond_tolerance_count"] = c.beyond_tolerance_count;
+    out["first_beyond_tolerance"] = c.first_beyond_tolerance ? DivergenceJson(*c.first_beyond_tolerance) : json(nullptr);
+  }
+  return out;
 }
 
 }  // namespace parity::logs

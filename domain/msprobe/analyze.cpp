@@ -57,8 +57,9 @@ std::optional<std::vector<std::string>> ParsePyStrList(std::string_view text) {
 
 namespace {
 
-json FrameJson(const Frame& f) {
-  return {{"file", f.file}, {"line", f.line}, {"function", f.function}, {"code", f.code}, {"user", IsUserFrame(f)}};
+json FrameJson(const Frame& f, const std::vector<std::string>& user_code) {
+  return {{"file", f.file}, {"line", f.line}, {"function", f.function}, {"code", f.code},
+          {"user", IsUserFrame(f, user_code)}};
 }
 
 json DumpJson(const Dump& dump, const DumpFiles& files) {
@@ -285,15 +286,24 @@ Result<json> AnalyzeFirstDiff(const AnalyzeOptions& options) {
           frames.push_back({{"raw", raw}, {"user", false}});
           continue;
         }
-        frames.push_back(FrameJson(*frame));
-        if (!user && IsUserFrame(*frame)) user = *frame;
+        frames.push_back(FrameJson(*frame, options.locate.user_code));
+        if (!user && IsUserFrame(*frame, options.locate.user_code)) user = *frame;
       }
-      first["stack_note"] = nullptr;
+      if (user) {
+        first["stack_note"] = nullptr;
+      } else if (!options.locate.user_code.empty()) {
+        std::string markers;
+        for (const auto& m : options.locate.user_code) markers += (markers.empty() ? "\"" : ", \"") + m + "\"";
+        first["stack_note"] = "no frame of " + api + "'s stack has a path holding " + markers +
+                              " (user_code): check the fragment against the paths in the stack";
+      } else {
+        first["stack_note"] = "every frame of " + api + "'s stack is in a framework or the Python runtime";
+      }
     } else {
       first["stack_note"] = "no stack recorded for " + api + " (no stack.json, or msprobe did not record one)";
     }
     first["stack"] = frames;
-    first["user_frame"] = user ? FrameJson(*user) : json(nullptr);
+    first["user_frame"] = user ? FrameJson(*user, options.locate.user_code) : json(nullptr);
     first["source"] = user ? ToJson(LocateSource(*user, options.locate)) : json(nullptr);
     out["first_divergence"] = first;
   } else {

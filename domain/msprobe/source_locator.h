@@ -29,6 +29,8 @@ struct LocateOptions {
   // worktree's own.
   std::filesystem::path repo;
   std::string baseline_ref, candidate_ref; // commits to diff (candidate default HEAD)
+  // Path fragments that mark user code in the stacks (IsUserFrame); empty: the built-in rule.
+  std::vector<std::string> user_code;
 };
 
 struct Hunk {

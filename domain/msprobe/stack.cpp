@@ -1,5 +1,6 @@
 #include "domain/msprobe/stack.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -42,9 +43,13 @@ std::optional<Frame> ParseFrame(std::string_view text) {
   return frame;
 }
 
-bool IsUserFrame(const Frame& frame) {
+bool IsUserFrame(const Frame& frame, const std::vector<std::string>& user_code) {
   const std::string& f = frame.file;
   if (f.empty() || f.front() == '<') return false;  // <frozen ...>, <string>
+  if (!user_code.empty()) {
+    return std::any_of(user_code.begin(), user_code.end(),
+                       [&](const std::string& marker) { return f.find(marker) != std::string::npos; });
+  }
   static constexpr std::string_view kFramework[] = {
       "/site-packages/", "/dist-packages/", "/torch/", "/torch_npu/", "/msprobe/", "/mindspeed/",
   };

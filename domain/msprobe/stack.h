@@ -26,8 +26,10 @@ struct Frame {
 // Parses one frame string; nullopt when it is not in msprobe's frame format.
 std::optional<Frame> ParseFrame(std::string_view text);
 
-// Whether a frame belongs to the user's code rather than a framework or the runtime.
-bool IsUserFrame(const Frame& frame);
+// Whether a frame belongs to the user's code rather than a framework or the runtime. With
+// `user_code` (path fragments such as "/PanGu/", PrecisionComparer's parse_code_dir), a
+// frame is user code exactly when its path holds one of them.
+bool IsUserFrame(const Frame& frame, const std::vector<std::string>& user_code = {});
 
 class StackIndex {
  public:

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -164,10 +165,6 @@ class Hunt {
     hunt_["config"] = Redacted(c_);
     hunt_["tolerance"] = c_.tolerance;
     hunt_["max_iterations"] = c_.max_iterations;
-    if (!c_.compare_output_dir.empty()) {
-      Warn("msprobe.compare_output_dir is not written: parity writes its msprobe-layout compare table to " +
-           (o_.report_dir / "hunt" / "compare_table.csv").string());
-    }
     return Status::Ok();
   }
 
@@ -310,6 +307,7 @@ class Hunt {
     else args["tolerance"] = {{"abs", c_.tolerance}};
     if (!c_.log_keywords.empty()) args["keywords"] = args["metrics"] = c_.log_keywords;
     if (common_steps) args["steps"] = "common";
+    if (c_.trace_threshold > 0) args["probe_tolerance"] = {{"abs", c_.trace_threshold}};
     return Call("compare_logs", args);
   }
 
@@ -318,10 +316,12 @@ class Hunt {
                  {"criterion", c_.tolerance == 0 ? "bitwise" : "msprobe"}, {"worktree", cand_.worktree.string()},
                  {"repo", cand_.worktree.string()}, {"baseline_ref", repo_.baseline_commit},
                  {"candidate_ref", repo_.candidate_commit}};
+    if (!c_.parse_code_dir.empty()) args["user_code"] = {c_.parse_code_dir};
     PARITY_ASSIGN_OR_RETURN(first_diff_, Call("msprobe_first_diff", args));
     const json& src = first_diff_["source"];
     dump_step_ = src.contains("candidate") ? src["candidate"].value("step", 0) : 0;
     dump_rank_ = src.contains("candidate") ? src["candidate"].value("rank", 0) : 0;
+    PARITY_RETURN_IF_ERROR(CopyCompareTable());
     if (!first_diff_.value("found", false)) {
       std::string where = "the msprobe dumps (step " + std::to_string(dump_step_) + ", rank " + std::to_string(dump_rank_) + ")";
       if (log_verdict == "FAIL") {
@@ -350,6 +350,34 @@ class Hunt {
                 {"code", source.value("line_text", "")}, {"in_changed_hunk", source.value("in_changed_hunk", false)},
                 {"hunk", source.value("hunk", json())}};
     obs_.Note("user frame " + file + ":" + std::to_string(line) + ": " + source.value("line_text", ""));
+    return Status::Ok();
+  }
+
+  // msprobe.compare_output_dir: the table where PrecisionComparer's users look for it, under
+  // msprobe's own name for a rank's result; never over an existing file.
+  Status CopyCompareTable() {
+    if (c_.compare_output_dir.empty() || !first_diff_.value("compare_table", json()).is_string()) return Status::Ok();
+    const fs::path from = first_diff_["compare_table"].get<std::string>();
+    const fs::path dir = c_.compare_output_dir;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) {
+      return Unavailable(c_.name + ".msprobe.compare_output_dir: cannot create " + dir.string() + ": " + ec.message());
+    }
+    char stamp[32];
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    localtime_r(&now, &tm);
+    std::strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &tm);
+    const fs::path to = dir / ("compare_result_rank" + std::to_string(dump_rank_) + "_" + stamp + ".csv");
+    fs::copy_file(from, to, fs::copy_options::none, ec);
+    if (ec) {
+      return Unavailable(c_.name + ".msprobe.compare_output_dir: cannot copy " + from.string() + " to " + to.string() +
+                         ": " + ec.message())
+          .WithHint("an existing file is never overwritten; run again in a second, or choose another folder");
+    }
+    hunt_["compare_output"] = to.string();
+    obs_.Note("compare table copied to " + to.string());
     return Status::Ok();
   }
 
@@ -502,6 +530,9 @@ class Hunt {
                         {"matched", probes.value("matched", json())},
                         {"divergent_count", probes.value("divergent_count", json())},
                         {"first_divergent", probes.value("first_divergent", json())},
+                        {"trace_threshold", c_.trace_threshold},
+                        {"beyond_threshold_count", probes.value("beyond_tolerance_count", json())},
+                        {"first_beyond_threshold", probes.value("first_beyond_tolerance", json())},
                         {"unmatched_baseline", probes.value("unmatched_baseline", json::array())},
                         {"unmatched_candidate", probes.value("unmatched_candidate", json::array())},
                         {"report", compared.value("report", "")}};
@@ -509,10 +540,10 @@ class Hunt {
     // Across the stack's functions, the first divergent tensor: an outer function's differing
     // non-tensor argument (main's argv, which names each side's own dump folder) says
     // little. At the statement every input counts.
-    json first = probes.value("first_divergent", json());
+    json first = CountedDivergence(probes, label);
     if (it > 1 && first.is_object() && !IsTensorRecord(first)) {
       for (const json& p : probes.value("next_divergent", json::array())) {
-        if (IsTensorRecord(p)) {
+        if (IsTensorRecord(p) && !p.value("within_tolerance", false)) {
           record["non_tensor_divergence_skipped"] = first;
           Warn(label + ": a non-tensor probe differs first (" + first.value("site", "?") + " " + first.value("when", "") +
                " " + first.value("name", "?") + "); the first differing tensor is reported");
@@ -544,9 +575,11 @@ class Hunt {
                   {"baseline", first.value("baseline", json())}, {"candidate", first.value("candidate", json())}};
     if (it == 1 && (when == "after" || when == "return")) {
       located_["probe"] = probe;
+      const bool within_before = first.value("key", "") != probes.value("first_divergent", json::object()).value("key", "");
       Conclude(kHuntOperator, located_.value("file", "") + ":" + std::to_string(located_.value("line", 0)) + " (" +
-               located_.value("api", "") + "): every input probed before the statement is equal on both sides, its "
-               "output " + first.value("name", "") + " differs");
+               located_.value("api", "") + "): every input probed before the statement is equal on both sides" +
+               (within_before ? " within debug.trace_threshold (" + json(c_.trace_threshold).dump() + ")" : "") +
+               ", its output " + first.value("name", "") + " differs");
       return true;
     }
     if (it == 1) {
@@ -564,6 +597,27 @@ class Hunt {
                              : "the first divergent probe is " + where + ": the function's arguments are equal, its "
                                "result differs, so the divergence arises inside it");
     return true;
+  }
+
+  // The probe that decides: the first beyond debug.trace_threshold (bitwise differences
+  // within it are reported, not followed); when every difference is within, the first
+  // bitwise one, with a warning.
+  json CountedDivergence(const json& probes, const std::string& label) {
+    json first = probes.value("first_divergent", json());
+    if (c_.trace_threshold <= 0 || !first.is_object() || !probes.contains("first_beyond_tolerance")) return first;
+    const json& beyond = probes["first_beyond_tolerance"];
+    const std::string threshold = json(c_.trace_threshold).dump();
+    if (!beyond.is_object()) {
+      Warn(label + ": every probe difference is within debug.trace_threshold (" + threshold + "); the first bitwise "
+           "difference is followed: " + first.value("key", "?"));
+      return first;
+    }
+    if (beyond.value("key", "") != first.value("key", "")) {
+      const int64_t within = probes.value("divergent_count", int64_t{0}) - probes.value("beyond_tolerance_count", int64_t{0});
+      obs_.Note(label + ": " + std::to_string(within) + " probe(s) differ only within debug.trace_threshold (" +
+                threshold + "), first " + first.value("key", "?") + "; followed: " + beyond.value("key", "?"));
+    }
+    return beyond;
   }
 
   Status RevertAll() {

@@ -228,6 +228,38 @@ TEST(ProbeCompare, ToleranceReportsTheStatisticsButEqualityStaysBitwise) {
   EXPECT_FALSE(CompareLogs(b, c).divergent.front().stats_within_tolerance.has_value());
 }
 
+TEST(ProbeCompare, NamesTheFirstProbeBeyondTheTolerance) {
+  ScratchDir dir;
+  const auto b = Parse(dir.Write("baseline.log", RunProbedScript(dir, "1.0", {})));
+  const auto c = Parse(dir.Write("candidate.log", RunProbedScript(dir, "1.0000001", {})));
+  // z's bytes move within 1e-3; the tuple holding the scale prints a different value, which
+  // no tolerance covers.
+  const ProbeComparison loose = CompareProbes(b.probes, c.probes, Tolerance{1e-3, std::nullopt});
+  ASSERT_FALSE(loose.divergent.empty());
+  EXPECT_EQ(loose.divergent.front().baseline.Key(), "p2|after|z|1|0");
+  EXPECT_TRUE(loose.divergent.front().within_tolerance);
+  ASSERT_TRUE(loose.first_beyond_tolerance.has_value());
+  EXPECT_EQ(loose.first_beyond_tolerance->baseline.name.rfind("meta", 0), 0u) << loose.first_beyond_tolerance->baseline.Key();
+  EXPECT_FALSE(loose.first_beyond_tolerance->within_tolerance);
+  EXPECT_GT(loose.beyond_tolerance_count, 0);
+  EXPECT_LT(loose.beyond_tolerance_count, loose.divergent_count);
+  const json j = ProbeComparisonJson(loose);
+  EXPECT_EQ(j["first_beyond_tolerance"]["key"], loose.first_beyond_tolerance->baseline.Key());
+  EXPECT_EQ(j["beyond_tolerance_count"], loose.beyond_tolerance_count);
+  EXPECT_EQ(j["tolerance"]["abs"], 1e-3);
+  EXPECT_TRUE(j["first_divergent"]["within_tolerance"].get<bool>());
+
+  // A zero tolerance: the first divergent probe is the first beyond it.
+  const ProbeComparison tight = CompareProbes(b.probes, c.probes, Tolerance{0.0, std::nullopt});
+  ASSERT_TRUE(tight.first_beyond_tolerance.has_value());
+  EXPECT_EQ(tight.first_beyond_tolerance->baseline.Key(), "p2|after|z|1|0");
+  EXPECT_EQ(tight.beyond_tolerance_count, tight.divergent_count);
+  // Without a tolerance nothing of it is reported.
+  const ProbeComparison bitwise = CompareLogs(b, c);
+  EXPECT_FALSE(bitwise.first_beyond_tolerance.has_value());
+  EXPECT_FALSE(ProbeComparisonJson(bitwise).contains("first_beyond_tolerance"));
+}
+
 TEST(CompareRuns, ProbesOnlyLogsAreComparedWithAnInconclusiveVerdict) {
   ScratchDir dir;
   const auto b = Parse(dir.Write("baseline.log", RunProbedScript(dir, "1.0", {"quiet"})));

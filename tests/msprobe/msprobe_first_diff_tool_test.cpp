@@ -64,5 +64,43 @@ TEST(MsprobeFirstDiffTool, WritesHuntJsonTableAndLedger) {
   EXPECT_NE(result.content.dump().find("train.py:64"), std::string::npos) << result.content.dump();
 }
 
+// PrecisionComparer's parse_code_dir: only frames whose path holds the fragment are the
+// user's code. The real dumps' stacks record /home/ma-user/work/toy-block/train.py.
+TEST(MsprobeFirstDiffTool, UserCodeFragmentsDecideWhichFrameIsTheUsers) {
+  fs::path fixtures = msprobe::testing::MsprobeFixtures();
+  ASSERT_FALSE(fixtures.empty());
+  msprobe::testing::TempDir dir;
+  parity::testing::FakeContext ctx(dir.path() / "numerical_report");
+  auto tool = MakeMsprobeFirstDiffTool();
+  json args = {{"baseline_dump", (fixtures / "dumps/baseline/statistics_L1").string()},
+               {"candidate_dump", (fixtures / "dumps/candidate/statistics_L1").string()},
+               {"step", 0},
+               {"path_map", {{"/home/ma-user/work/toy-block/", fixtures.string()}}},
+               {"user_code", {"/toy-block/"}}};
+  auto matched = tool.handler(args, ctx);
+  ASSERT_FALSE(matched.is_error) << matched.content.dump();
+  const json& hit = matched.structured["first_divergence"];
+  EXPECT_EQ(hit["user_frame"]["file"], "/home/ma-user/work/toy-block/train.py");
+  EXPECT_EQ(hit["user_frame"]["line"], 64);
+  EXPECT_TRUE(hit["stack_note"].is_null());
+  for (const json& f : hit["stack"]) {
+    if (f.contains("file")) EXPECT_EQ(f["user"], f["file"].get<std::string>().find("/toy-block/") != std::string::npos) << f;
+  }
+
+  args["user_code"] = {"/PanGu/"};
+  auto missed = tool.handler(args, ctx);
+  ASSERT_FALSE(missed.is_error) << missed.content.dump();
+  const json& miss = missed.structured["first_divergence"];
+  EXPECT_EQ(miss["api"], "Functional.gelu.0.forward");
+  EXPECT_TRUE(miss["user_frame"].is_null());
+  EXPECT_TRUE(miss["source"].is_null());
+  EXPECT_NE(miss["stack_note"].get<std::string>().find("\"/PanGu/\""), std::string::npos) << miss["stack_note"];
+
+  args["user_code"] = {""};
+  auto empty = tool.handler(args, ctx);
+  EXPECT_TRUE(empty.is_error);
+  EXPECT_NE(ErrorText(empty).find("arguments.user_code[0]"), std::string::npos) << ErrorText(empty);
+}
+
 }  // namespace
 }  // namespace parity::tools

@@ -103,6 +103,9 @@ TEST(ComparerConfigHunt, RefAndErrorsNameTheJsonPath) {
   auto typo = ParseComparerConfig(j, "config.json");
   ASSERT_FALSE(typo.ok());
   EXPECT_NE(typo.status().message().find("config.json.debug.max_iteration"), std::string::npos) << typo.status().message();
+  j["debug"] = {{"trace_threshold", -1}};
+  EXPECT_NE(ParseComparerConfig(j, "config.json").status().message().find("config.json.debug.trace_threshold"),
+            std::string::npos);
 }
 
 // Answers each tool call from the test's script and records it. audit_workspace prepare
@@ -482,6 +485,81 @@ TEST_F(HuntLoop, RefusesWhatItCannotDo) {
   ASSERT_FALSE(dumps.ok());
   EXPECT_NE(dumps.status().message().find("config.json.msprobe.test_data_dir"), std::string::npos);
   EXPECT_TRUE(runner_.calls.empty());
+}
+
+// PrecisionComparer's three msprobe/debug fields: parse_code_dir picks the user frames,
+// compare_output_dir receives the compare table under msprobe's name, trace_threshold
+// decides which probe difference is followed (bitwise ones within it are only reported).
+TEST_F(HuntLoop, TraceThresholdParseCodeDirAndCompareOutputDirAreUsed) {
+  config_.trace_threshold = 0.001;
+  config_.parse_code_dir = "/repo-hunt-";
+  config_.compare_output_dir = (dir_.path() / "compare_out").string();
+  auto first_diff = runner_.handlers["msprobe_first_diff"];
+  runner_.handlers["msprobe_first_diff"] = [this, first_diff](const json& a) -> Result<json> {
+    auto doc = first_diff(a);
+    if (!doc.ok()) return doc;
+    const fs::path table = options_.report_dir / "hunt" / "compare_table.csv";
+    std::ofstream(table) << "NPU Name,Bench Name\nFunctional.g.0.forward.output.0,Functional.g.0.forward.output.0\n";
+    (*doc)["compare_table"] = table.string();
+    return doc;
+  };
+  json within = Probe("before", "y", "model.py:3", "torch.Tensor");
+  within["within_tolerance"] = true;
+  json beyond = Probe("after", "return", "model.py:3", "torch.Tensor");
+  beyond["within_tolerance"] = false;
+  runner_.handlers["compare_logs"] = [this, within, beyond](const json& a) -> Result<json> {
+    std::string c = a["case"];
+    if (c == "hunt_logs") return json{{"verdict", "FAIL"}, {"verdict_reason", "r"}};
+    if (c.find("_check") != std::string::npos) return json{{"verdict", "PASS"}, {"verdict_reason", "r"}};
+    return json{{"verdict", "INCONCLUSIVE"}, {"verdict_reason", "r"},
+                {"probes", {{"matched", 4}, {"divergent_count", 2}, {"beyond_tolerance_count", 1},
+                            {"first_divergent", within}, {"next_divergent", json::array({beyond})},
+                            {"first_beyond_tolerance", beyond}}}};
+  };
+  auto out = Hunt();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->verdict, kHuntOperator);
+  EXPECT_NE(out->explanation.find("within debug.trace_threshold (0.001)"), std::string::npos) << out->explanation;
+  EXPECT_EQ(runner_.Args("msprobe_first_diff").at(0)["user_code"], json::array({"/repo-hunt-"}));
+  for (const json& a : runner_.Args("compare_logs")) {
+    EXPECT_EQ(a["probe_tolerance"], json({{"abs", 0.001}})) << a;
+  }
+  // The table, copied once under msprobe's name for rank 0's result.
+  std::vector<fs::path> copies;
+  for (const auto& e : fs::directory_iterator(dir_.path() / "compare_out")) copies.push_back(e.path());
+  ASSERT_EQ(copies.size(), 1u);
+  const std::string name = copies[0].filename().string();
+  EXPECT_EQ(name.rfind("compare_result_rank0_", 0), 0u) << name;
+  EXPECT_EQ(name.size(), std::string("compare_result_rank0_20261130123456.csv").size()) << name;
+  json doc = HuntJson();
+  EXPECT_EQ(doc["hunt"]["compare_output"], copies[0].string());
+  EXPECT_EQ(doc["hunt"]["iterations"][0]["probes"]["first_beyond_threshold"]["key"], "p|after|return");
+  EXPECT_EQ(doc["hunt"]["iterations"][0]["probes"]["trace_threshold"], 0.001);
+
+}
+
+// Every probe difference within trace_threshold: the first bitwise one is followed, with a
+// warning (here an input, so the stack's functions come next).
+TEST_F(HuntLoop, DifferencesAllWithinTheTraceThresholdAreStillFollowed) {
+  config_.trace_threshold = 0.001;
+  json within = Probe("before", "y", "model.py:3", "torch.Tensor");
+  within["within_tolerance"] = true;
+  runner_.handlers["compare_logs"] = [within](const json& a) -> Result<json> {
+    std::string c = a["case"];
+    if (c == "hunt_logs") return json{{"verdict", "FAIL"}, {"verdict_reason", "r"}};
+    if (c.find("_check") != std::string::npos) return json{{"verdict", "PASS"}, {"verdict_reason", "r"}};
+    return json{{"verdict", "INCONCLUSIVE"}, {"verdict_reason", "r"},
+                {"probes", {{"matched", 4}, {"divergent_count", 1}, {"beyond_tolerance_count", 0},
+                            {"first_divergent", within}, {"next_divergent", json::array()},
+                            {"first_beyond_tolerance", nullptr}}}};
+  };
+  auto all_within = Hunt();
+  ASSERT_TRUE(all_within.ok()) << all_within.status().ToString();
+  bool warned = false;
+  for (const auto& w : all_within->warnings) warned |= w.find("every probe difference is within debug.trace_threshold") != std::string::npos;
+  EXPECT_TRUE(warned);
+  EXPECT_EQ(runner_.Count("inject_prints", "inject"), 4u);  // the statement, then the stack's functions
+  ExpectAllReverted();
 }
 
 }  // namespace

@@ -55,6 +55,11 @@ Result<Params> Decode(const json& arguments) {
     r.Object("tolerance", false, [&](JsonReader& inner) { DecodeTolerance(inner, t); });
     p.criteria.tolerance = t;
   }
+  if (r.Has("probe_tolerance")) {
+    logs::Tolerance t;
+    r.Object("probe_tolerance", false, [&](JsonReader& inner) { DecodeTolerance(inner, t); });
+    p.criteria.probe_tolerance = t;
+  }
   DecodeParseOptions(r, p.parse);
   for (const char* side : {"baseline", "candidate"}) {
     const json& v = side[0] == 'b' ? p.baseline : p.candidate;

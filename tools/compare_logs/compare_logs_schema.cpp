@@ -44,7 +44,8 @@ json ProbeDivergenceSchema() {
             {"candidate_line", {{"type", "integer"}}},
             {"note", {{"type", {"string", "null"}}}},
             {"stats", {{"type", "object"}}},
-            {"stats_within_tolerance", {{"type", "boolean"}}}}}};
+            {"stats_within_tolerance", {{"type", "boolean"}}},
+            {"within_tolerance", {{"type", "boolean"}}}}}};
 }
 
 // null when no matched probe differs (object keywords do not constrain null).
@@ -79,7 +80,10 @@ json ProbeComparisonSchema() {
                                                       {"line", {{"type", "integer"}}},
                                                       {"error", {{"type", "string"}}}}}}}}},
             {"malformed_count", {{"type", "integer"}}},
-            {"notes", keys}}}};
+            {"notes", keys},
+            {"tolerance", {{"type", "object"}}},
+            {"beyond_tolerance_count", {{"type", "integer"}}},
+            {"first_beyond_tolerance", NullableProbeDivergenceSchema()}}}};
 }
 
 }  // namespace
@@ -100,6 +104,10 @@ json CompareLogsInputSchema() {
                       "torchtitan-npu: loss first-step abs < 0.005 and rel < 0.5%, mean abs < 0.01 and rel < 1%; "
                       "grad_norm mean rel <= 10%."}};
   properties["tolerance"] = ToleranceSchema();
+  properties["probe_tolerance"] = ToleranceSchema();
+  properties["probe_tolerance"]["description"] =
+      "Probes only (default: `tolerance`): each divergent probe's sum/mean/min/max/norm are compared against it "
+      "and probes.first_beyond_tolerance names the first pair that differs by more (probe equality stays bitwise).";
   properties["tolerances"] = {{"type", "object"},
                               {"additionalProperties", ToleranceSchema()},
                               {"description", "Per-metric tolerance, over `tolerance` and the preset."}};

@@ -27,6 +27,7 @@ struct Params {
   std::optional<std::string> worktree, repo, baseline_ref, report_dir;
   std::string candidate_ref = "HEAD";
   std::map<std::string, std::string> path_map;
+  std::vector<std::string> user_code;
   int64_t max_next = 5;
   bool run_msprobe = false;
   std::optional<std::string> msprobe_python, msprobe_pythonpath;
@@ -43,7 +44,10 @@ Result<Params> Decode(const json& arguments) {
   r.Optional("abs_tol", p.abs_tol).Optional("rel_tol", p.rel_tol).Optional("ignore", p.ignore);
   r.Optional("fuzzy_match", p.fuzzy_match).Optional("require_same_shape", p.require_same_shape);
   r.Optional("worktree", p.worktree).Optional("repo", p.repo).Optional("baseline_ref", p.baseline_ref);
-  r.Optional("candidate_ref", p.candidate_ref).Optional("path_map", p.path_map);
+  r.Optional("candidate_ref", p.candidate_ref).Optional("path_map", p.path_map).Optional("user_code", p.user_code);
+  for (size_t i = 0; r.ok() && i < p.user_code.size(); ++i) {
+    if (p.user_code[i].empty()) r.Fail(r.Child("user_code") + "[" + std::to_string(i) + "]", "must not be empty");
+  }
   r.Optional("max_next", p.max_next).Optional("report_dir", p.report_dir);
   r.Optional("run_msprobe", p.run_msprobe).Optional("msprobe_python", p.msprobe_python);
   r.Optional("msprobe_pythonpath", p.msprobe_pythonpath).Optional("msprobe_timeout_s", p.msprobe_timeout_s);
@@ -94,6 +98,7 @@ msprobe::AnalyzeOptions ToOptions(const Params& p, const fs::path& out_dir, cons
   if (p.baseline_ref) o.locate.baseline_ref = *p.baseline_ref;
   o.locate.candidate_ref = p.candidate_ref;
   for (const auto& [from, to] : p.path_map) o.locate.path_map.push_back({from, to});
+  o.locate.user_code = p.user_code;
   o.max_next = static_cast<size_t>(p.max_next);
   if (p.run_msprobe) {
     msprobe::MsprobeRunOptions run;

@@ -21,6 +21,7 @@ json MsprobeFirstDiffInputSchema() {
     "require_same_shape": {"type": "boolean", "default": false, "description": "Match on name and shape, as msprobe 8.x did (26.x matches on name and reports a shape mismatch)."},
     "worktree": {"type": "string", "description": "Local folder holding the candidate's code; stack paths are mapped into it by their longest existing suffix."},
     "path_map": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Training-host path prefix -> local folder, tried before suffix matching, e.g. {\"/home/ma-user/work/toy-block/\": \"/src/toy\"}."},
+    "user_code": {"type": "array", "items": {"type": "string", "minLength": 1}, "description": "Path fragments marking the user's code in the stacks, e.g. [\"/PanGu/\"] (PrecisionComparer's parse_code_dir): a frame is user code exactly when its path holds one. Default: every frame outside torch, torch_npu, msprobe, mindspeed, site-/dist-packages and the Python runtime."},
     "repo": {"type": "string", "description": "Git repository for the hunk lookup (default: the worktree). The worktree may be a linked worktree of it (git worktree add): the hunk is then diffed there, HEAD being the worktree's."},
     "baseline_ref": {"type": "string", "description": "Baseline commit/ref; with it the hunk changed between baseline_ref and candidate_ref that covers the source line is returned."},
     "candidate_ref": {"type": "string", "default": "HEAD"},
