@@ -4,7 +4,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
-#include <deque>
 #include <optional>
 #include <unordered_map>
 
@@ -68,9 +67,10 @@ bool AllDigits(std::string_view s) {
 // by how many backward calls of the same op came before it (recompute-safe matching);
 // empty when msprobe would skip the entry (name not in forward/backward/parameters_grad form).
 // Rewritten keys live in `owned`.
-std::vector<std::string_view> EntryKeys(const Dump& dump, std::deque<std::string>& owned) {
+std::vector<std::string_view> EntryKeys(const Dump& dump, TextArena& owned) {
   std::vector<std::string_view> keys(dump.entries.size());
   std::unordered_map<std::string_view, int> backward_count;
+  std::string rewritten;  // one buffer for every rewritten key (no string per entry)
   for (size_t i = 0; i < dump.entries.size(); ++i) {
     std::string_view name = dump.entries[i].name;
     size_t last_dot = name.rfind('.');
@@ -97,11 +97,14 @@ std::vector<std::string_view> EntryKeys(const Dump& dump, std::deque<std::string
     }
     std::string_view op_no_number = name.substr(0, prev_dot);
     int order = backward_count[op_no_number]++;
-    std::string head(second), tail(last);
-    if (AllDigits(head)) head = std::to_string(order);
-    if (AllDigits(tail)) tail = std::to_string(order);
-    owned.push_back(std::string(op_no_number) + "." + head + "." + tail);
-    keys[i] = owned.back();
+    char digits[16];
+    std::string_view number(digits, static_cast<size_t>(std::to_chars(digits, digits + sizeof digits, order).ptr - digits));
+    rewritten.assign(op_no_number);
+    rewritten += '.';
+    rewritten += AllDigits(second) ? number : second;
+    rewritten += '.';
+    rewritten += AllDigits(last) ? number : last;
+    keys[i] = owned.Add(rewritten);
   }
   return keys;
 }
@@ -278,7 +281,16 @@ std::string CompareTable::BenchStat(const CompareRow& r, int stat) const {
 
 bool CompareTable::SameStatAt(const CompareRow& r, int stat) const {
   const Row* b = BenchRow(r);
-  return b && SameStat(*this, NpuRow(r).stat(stat), b->stat(stat));
+  if (!b) return false;
+  const Row& n = NpuRow(r);
+  // The same kind and integral bit and the same value bits print the same (texts by id
+  // only within one pool): most matched rows are decided here without building StatValues.
+  if ((((n.stat_bits ^ b->stat_bits) >> (3 * stat)) & 7u) == 0 &&
+      std::memcmp(&n.values[stat], &b->values[stat], sizeof(double)) == 0 &&
+      (shared_pool || n.stat_kind(stat) != StatValue::Kind::kText)) {
+    return true;
+  }
+  return SameStat(*this, n.stat(stat), b->stat(stat));
 }
 
 bool CompareTable::Identical(const CompareRow& r) const {
@@ -503,10 +515,7 @@ class ApiChecker {
         const Row* b = t_.BenchRow(r);
         if (!b) continue;
         const Row& n = t_.NpuRow(r);
-        if (t_.npu->Text(n.dtype).find("class") == std::string::npos ||
-            t_.bench->Text(b->dtype).find("class") == std::string::npos) {
-          continue;
-        }
+        if (!npu_class_.Get(n.dtype, *t_.npu) || !bench_class_.Get(b->dtype, *t_.bench)) continue;
         if (t_.npu->Text(n.shape) != "[]") continue;
         if (!SameScalar(*t_.npu, n.stat(0), *t_.bench, b->stat(0))) Mark(r, Level::kError, kScalarParameterError);
       }
@@ -568,7 +577,22 @@ class ApiChecker {
     r.checks |= bit;
   }
 
+  // Whether a dtype text holds "class" (a Python scalar's "<class 'int'>"), known per pool id.
+  class DtypeIsClass {
+   public:
+    bool Get(uint32_t dtype, const Dump& dump) {
+      if (dtype >= known_.size()) known_.resize(dtype + 1, -1);
+      int8_t& known = known_[dtype];
+      if (known < 0) known = dump.Text(dtype).find("class") != std::string::npos ? 1 : 0;
+      return known == 1;
+    }
+
+   private:
+    std::vector<int8_t> known_;  // -1 unknown
+  };
+
   CompareTable& t_;
+  DtypeIsClass npu_class_, bench_class_;
   size_t begin_ = 0;
   std::vector<size_t> inputs_, outputs_, checked_;
   std::vector<CompareTable::RelativeValue> relative_;
@@ -594,15 +618,14 @@ Result<CompareTable> Compare(const Dump& npu, const Dump& bench, const CompareOp
   table.bench = &bench;
   table.shared_pool = npu.pool == bench.pool;
 
-  std::deque<std::string> owned_keys;
+  TextArena owned_keys;
   std::vector<std::string_view> npu_keys = EntryKeys(npu, owned_keys);
   std::vector<std::string_view> bench_keys = EntryKeys(bench, owned_keys);
   std::unordered_map<std::string, int> fuzzy_seen;
   auto fuzzy_key = [&](std::string_view key) -> std::string_view {
     std::string base = RenameWithoutCounter(std::string(key));
     int n = fuzzy_seen[base]++;
-    owned_keys.push_back(base + "#" + std::to_string(n));
-    return owned_keys.back();
+    return owned_keys.Add(base + "#" + std::to_string(n));
   };
   FirstEntryIndex bench_entry(bench_keys, bench.entries.size());
   // Whether a bench entry is the one its key finds (the first with that key).

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -156,28 +157,38 @@ std::optional<double> PandasToNumeric(std::string_view text) {
   while (i < text.size() && space(text[i])) ++i;
   bool negative = false;
   if (i < text.size() && (text[i] == '-' || text[i] == '+')) negative = text[i++] == '-';
+  // pandas accumulates number * 10 + digit in a double. While the sum stays below 2^53
+  // (15 digits) every step is exact, so those steps run on an integer (one cycle each
+  // instead of a dependent multiply and add); the 16th and 17th digits round as pandas does.
+  constexpr int kExactDigits = 15;
+  uint64_t exact = 0;
   double number = 0;
   int digits = 0, decimals = 0, exponent = 0;
-  while (i < text.size() && digit(text[i])) {
-    if (digits < kMaxDigits) {
-      number = number * 10. + (text[i] - '0');
-      ++digits;
+  auto add_digit = [&](char c) {
+    if (digits < kExactDigits) {
+      exact = exact * 10 + static_cast<uint64_t>(c - '0');
     } else {
-      ++exponent;
+      if (digits == kExactDigits) number = static_cast<double>(exact);
+      number = number * 10. + (c - '0');
     }
+    ++digits;
+  };
+  while (i < text.size() && digit(text[i])) {
+    if (digits < kMaxDigits) add_digit(text[i]);
+    else ++exponent;
     ++i;
   }
   if (i < text.size() && text[i] == '.') {
     ++i;
     while (i < text.size() && digit(text[i]) && digits < kMaxDigits) {
-      number = number * 10. + (text[i++] - '0');
-      ++digits;
+      add_digit(text[i++]);
       ++decimals;
     }
     while (i < text.size() && digit(text[i])) ++i;  // digits beyond the 17th are dropped
     exponent -= decimals;
   }
   if (digits == 0) return std::nullopt;
+  if (digits <= kExactDigits) number = static_cast<double>(exact);
   if (negative) number = -number;
   if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
     size_t mark = i++;

@@ -1,6 +1,11 @@
 #include "domain/msprobe/pyrepr.h"
 
+#include <charconv>
 #include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -39,6 +44,96 @@ TEST(PyRepr, ParsesFloatsLikePython) {
   EXPECT_FALSE(PyParseFloat("N/A"));
   EXPECT_FALSE(PyParseFloat("True"));
   EXPECT_FALSE(PyParseFloat("1.5%"));
+}
+
+// pandas' decimal parser as written before its first 15 digits moved to an integer: every
+// digit through a double multiply and add (the reference the integer steps must equal).
+std::optional<double> PandasDigitByDigit(std::string_view text) {
+  static const std::vector<double> kPow10 = [] {
+    std::vector<double> table(309);
+    for (int k = 0; k <= 308; ++k) {
+      std::string literal = "1e" + std::to_string(k);
+      std::from_chars(literal.data(), literal.data() + literal.size(), table[k]);
+    }
+    return table;
+  }();
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  size_t i = 0;
+  bool negative = false;
+  if (i < text.size() && (text[i] == '-' || text[i] == '+')) negative = text[i++] == '-';
+  double number = 0;
+  int digits = 0, decimals = 0, exponent = 0;
+  while (i < text.size() && digit(text[i])) {
+    if (digits < 17) {
+      number = number * 10. + (text[i] - '0');
+      ++digits;
+    } else {
+      ++exponent;
+    }
+    ++i;
+  }
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    while (i < text.size() && digit(text[i]) && digits < 17) {
+      number = number * 10. + (text[i++] - '0');
+      ++digits;
+      ++decimals;
+    }
+    while (i < text.size() && digit(text[i])) ++i;
+    exponent -= decimals;
+  }
+  if (digits == 0) return std::nullopt;
+  if (negative) number = -number;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    bool exp_negative = false;
+    if (i < text.size() && (text[i] == '-' || text[i] == '+')) exp_negative = text[i++] == '-';
+    int value = 0;
+    while (i < text.size() && digit(text[i])) value = value * 10 + (text[i++] - '0');
+    exponent += exp_negative ? -value : value;
+  }
+  if (i != text.size()) return std::nullopt;
+  if (exponent > 308) return negative ? -HUGE_VAL : HUGE_VAL;
+  if (exponent > 0) return number * kPow10[exponent];
+  if (exponent < -308) return exponent < -616 ? 0. : number / kPow10[-308 - exponent] / kPow10[308];
+  return number / kPow10[-exponent];
+}
+
+void ExpectSameBits(std::string_view text) {
+  std::optional<double> got = PandasToNumeric(text), want = PandasDigitByDigit(text);
+  ASSERT_EQ(got.has_value(), want.has_value()) << text;
+  if (!got) return;
+  EXPECT_EQ(std::memcmp(&*got, &*want, sizeof(double)), 0) << text << ": " << *got << " vs " << *want;
+}
+
+TEST(PyRepr, PandasParserEqualsItsDigitByDigitDoubleSum) {
+  std::mt19937_64 random(7);
+  // repr() of doubles of every magnitude, as msprobe's cells hold them.
+  for (int n = 0; n < 200000; ++n) {
+    uint64_t bits = random();
+    double value;
+    std::memcpy(&value, &bits, sizeof value);
+    if (!std::isfinite(value)) continue;
+    ExpectSameBits(PyFloatRepr(value));
+  }
+  // Digit strings of 1 to 24 digits (leading zeros count as digits in pandas), a point
+  // anywhere, with and without an exponent: the 15th/16th/17th-digit boundaries.
+  for (int n = 0; n < 200000; ++n) {
+    std::string text = random() % 4 == 0 ? "-" : "";
+    int length = 1 + static_cast<int>(random() % 24);
+    int point = static_cast<int>(random() % (length + 1));
+    for (int d = 0; d < length; ++d) {
+      if (d == point && d > 0) text += '.';
+      text += static_cast<char>('0' + (d < 3 && random() % 3 == 0 ? 0 : random() % 10));
+    }
+    if (random() % 3 == 0) text += "e" + std::to_string(static_cast<int>(random() % 80) - 40);
+    ExpectSameBits(text);
+  }
+  ExpectSameBits("999999999999999");
+  ExpectSameBits("9999999999999999");
+  ExpectSameBits("99999999999999999");
+  ExpectSameBits("9007199254740993");
+  ExpectSameBits("0.00000000000000012345678901234567");
 }
 
 TEST(Frames, ParsesMsprobeFrameStrings) {
