@@ -7,6 +7,7 @@
 // library boundary.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <string>
@@ -62,6 +63,55 @@ class RecentTexts {
   size_t next_ = 0;
 };
 
+// Shapes of up to four dimensions -> pool id, keyed by the dimensions (the DOM walk's shape
+// lookup: no text is built or hashed byte by byte per leaf). Open addressing, half full at most.
+class ShapeTable {
+ public:
+  struct Key {
+    std::array<int64_t, 4> dims{};
+    uint32_t ndim = 0;
+  };
+  // 0 when absent (pool ids of shape texts are never 0).
+  uint32_t Find(const Key& key) const {
+    if (slots_.empty()) return 0;
+    for (size_t i = Hash(key) & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
+      const Slot& slot = slots_[i];
+      if (slot.id == 0) return 0;
+      if (slot.key.ndim == key.ndim && slot.key.dims == key.dims) return slot.id;
+    }
+  }
+  void Insert(const Key& key, uint32_t id) {
+    if (2 * (count_ + 1) > slots_.size()) Grow();
+    Place(key, id);
+    ++count_;
+  }
+
+ private:
+  struct Slot {
+    Key key;
+    uint32_t id = 0;
+  };
+  static size_t Hash(const Key& key) {
+    uint64_t h = key.ndim;
+    for (uint32_t i = 0; i < key.ndim; ++i) h = (h ^ static_cast<uint64_t>(key.dims[i])) * 0x9E3779B97F4A7C15ull;
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
+  void Place(const Key& key, uint32_t id) {
+    size_t i = Hash(key) & (slots_.size() - 1);
+    while (slots_[i].id != 0) i = (i + 1) & (slots_.size() - 1);
+    slots_[i] = {key, id};
+  }
+  void Grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(std::max<size_t>(64, old.size() * 2), Slot{});
+    for (const Slot& slot : old) {
+      if (slot.id != 0) Place(slot.key, slot.id);
+    }
+  }
+  std::vector<Slot> slots_;
+  size_t count_ = 0;
+};
+
 // A scalar statistic's cell: numbers as numbers, bools and strings as pool texts, null None.
 StatValue ToStat(const Scalar& s, TextPool& pool);
 
@@ -114,8 +164,8 @@ class DumpBuilder {
   // Raw JSON of a shape -> pool id (looked up by view: no string built per leaf).
   std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>> shapes_;
   std::string last_shape_raw_;
-  std::string shape_text_;  // scratch for the DOM walk's shape text
   uint32_t last_shape_ = 0;
+  ShapeTable dom_shapes_;  // the DOM walk's shapes by dimensions (more than four: shapes_)
   RecentTexts recent_suffixes_;  // ".input.0", ".input.1", ".output.0" ...
   std::string path_;  // the row name being built, relative to its entry
   std::vector<Row> args_, kwargs_, inputs_, outputs_, params_;

@@ -165,22 +165,19 @@ void DumpBuilder::Flatten(dom::element value, RowState state, std::vector<Row>& 
   }
 }
 
-// Python's str() of the shape list: "[2, 5, 16]". Looked up by its dimensions (as bytes,
-// after a byte no JSON text starts with) in the map the On Demand walk keys by raw text.
+// Python's str() of the shape list: "[2, 5, 16]", looked up by its dimensions. Longer
+// shapes and lists that are not all integers are printed and interned each time (rare).
 uint32_t DumpBuilder::InternShape(dom::element shape) {
-  std::string& key = shape_text_;
-  key.assign(1, '\x01');
+  ShapeTable::Key key;
   for (dom::element dim : dom::array(shape)) {
     int64_t value = 0;
-    if (dim.get_int64().get(value) != simdjson::SUCCESS) return Intern(PyStr(shape));
-    key.append(reinterpret_cast<const char*>(&value), sizeof value);
+    if (key.ndim == key.dims.size() || dim.get_int64().get(value) != simdjson::SUCCESS) return Intern(PyStr(shape));
+    key.dims[key.ndim++] = value;
   }
-  if (key == last_shape_raw_) return last_shape_;
-  auto it = shapes_.find(key);
-  if (it == shapes_.end()) it = shapes_.emplace(key, Intern(PyStr(shape))).first;
-  last_shape_raw_ = key;
-  last_shape_ = it->second;
-  return last_shape_;
+  if (uint32_t id = dom_shapes_.Find(key)) return id;
+  uint32_t id = Intern(PyStr(shape));
+  dom_shapes_.Insert(key, id);
+  return id;
 }
 
 Row DumpBuilder::ParseLeaf(dom::object object, RowState state) {
@@ -242,7 +239,7 @@ Row DumpBuilder::ParseLeaf(dom::object object, RowState state) {
       switch (v.type()) {
         case dom::element_type::DOUBLE:
           s.kind = StatValue::Kind::kNumber;
-          s.number = double(v);
+          s.number = v.get_double().value_unsafe();  // the type is known: no check, no throw path
           break;
         case dom::element_type::INT64:
         case dom::element_type::UINT64:
