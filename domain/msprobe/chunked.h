@@ -37,7 +37,7 @@ class ChunkedVector {
 
   void push_back(const T& value) {
     if (size_ == chunks_.size() * kChunk) {
-      void* chunk = std::malloc(kChunkBytes);
+      void* chunk = std::aligned_alloc(64, kChunkBytes);  // a 64-byte record never straddles two cache lines
       if (!chunk) throw std::bad_alloc();
       chunks_.emplace_back(static_cast<T*>(chunk));
     }

@@ -70,10 +70,11 @@ struct Row {
   uint32_t md5 = 0;       // CRC-32 (msprobe calls it md5); synthesised for scalars as msprobe does
   uint32_t md5_text = 0;  // pool id when the md5 cell is not a CRC (process groups)
   uint16_t stat_bits = 0; // per statistic: Kind (2 bits) and integral (1 bit)
-  RowState state = RowState::kInput;
-  uint8_t requires_grad = 2;  // 0 False, 1 True, 2 absent (printed N/A)
-  bool tensor = false;
-  bool has_md5 = false;
+  // Bit fields: a row is 64 bytes, one cache line (and a power of two for the chunk index).
+  RowState state : 2 = RowState::kInput;
+  uint8_t requires_grad : 2 = 2;  // 0 False, 1 True, 2 absent (printed N/A)
+  bool tensor : 1 = false;
+  bool has_md5 : 1 = false;
 
   StatValue stat(int i) const {
     StatValue v;
@@ -91,6 +92,7 @@ struct Row {
   }
   StatValue::Kind stat_kind(int i) const { return static_cast<StatValue::Kind>((stat_bits >> (3 * i)) & 3u); }
 };
+static_assert(sizeof(Row) == 64);
 
 struct Entry {
   std::string_view name;  // "Functional.gelu.0.forward"; the text lives in Dump::names
