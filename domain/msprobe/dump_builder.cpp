@@ -268,18 +268,13 @@ bool DumpBuilder::BeginEntry(std::string_view key) {
   return IsParametersGrad(name);
 }
 
-void DumpBuilder::EndParametersGrad() {
-  for (const Row& row : params_) dump_.rows.push_back(row);
-}
-
 void DumpBuilder::ParseEntries(od::object data) {
   for (auto field : data) {
     bool params_grad = BeginEntry(Key(field));
     od::value body = field.value();
     if (params_grad) {
       BeginParametersGrad();
-      Flatten(body, RowState::kParametersGrad, params_, 0, /*params_grad=*/true);
-      EndParametersGrad();
+      Flatten(body, RowState::kParametersGrad, 0, /*params_grad=*/true);
     } else if (body.type() == od::json_type::object) {
       ParseBody(body.get_object());
     }
@@ -287,25 +282,29 @@ void DumpBuilder::ParseEntries(od::object data) {
   }
 }
 
-void DumpBuilder::BeginBody() {
-  for (auto* part : {&args_, &kwargs_, &inputs_, &params_, &outputs_}) part->clear();
-}
-
 // msprobe reads input_args, input_kwargs, input, output, parameters in that order and then
 // puts parameters before outputs; the JSON key order does not matter.
-std::vector<Row>* DumpBuilder::BucketFor(std::string_view key, RowState& state) {
+int DumpBuilder::RankOf(std::string_view key, RowState& state) {
   state = RowState::kInput;
-  if (key == "input_args") return path_ = ".input", &args_;
-  if (key == "input_kwargs") return path_ = ".input", &kwargs_;
-  if (key == "input") return path_ = ".input", &inputs_;
-  if (key == "output") return state = RowState::kOutput, path_ = ".output", &outputs_;
-  if (key == "parameters") return state = RowState::kParameters, path_ = ".parameters", &params_;
-  return nullptr;
+  if (key == "input_args") return path_ = ".input", 0;
+  if (key == "input_kwargs") return path_ = ".input", 1;
+  if (key == "input") return path_ = ".input", 2;
+  if (key == "parameters") return state = RowState::kParameters, path_ = ".parameters", 3;
+  if (key == "output") return state = RowState::kOutput, path_ = ".output", 4;
+  return -1;
 }
 
+// The spans in rank order (a stable sort: rows of one rank keep the order they were read in).
 void DumpBuilder::EndBody() {
-  for (auto* part : {&args_, &kwargs_, &inputs_, &params_, &outputs_}) {
-    for (const Row& row : *part) dump_.rows.push_back(row);
+  auto by_rank = [](const Span& a, const Span& b) { return a.rank < b.rank; };
+  if (std::is_sorted(spans_.begin(), spans_.end(), by_rank)) return;  // msprobe's order already: nearly always
+  const uint32_t first = spans_.front().begin, last = spans_.back().end;
+  reordered_.clear();
+  for (uint32_t i = first; i < last; ++i) reordered_.push_back(dump_.rows[i]);
+  std::stable_sort(spans_.begin(), spans_.end(), by_rank);
+  uint32_t at = first;
+  for (const Span& span : spans_) {
+    for (uint32_t i = span.begin; i < span.end; ++i) dump_.rows[at++] = reordered_[i - first];
   }
 }
 
@@ -313,7 +312,11 @@ void DumpBuilder::ParseBody(od::object body) {
   BeginBody();
   for (auto field : body) {
     RowState state;
-    if (std::vector<Row>* bucket = BucketFor(Key(field), state)) Flatten(field.value(), state, *bucket, 0, false);
+    int rank = RankOf(Key(field), state);
+    if (rank < 0) continue;
+    uint32_t begin = static_cast<uint32_t>(dump_.rows.size());
+    Flatten(field.value(), state, 0, false);
+    spans_.push_back({rank, begin, static_cast<uint32_t>(dump_.rows.size())});
   }
   EndBody();
 }
@@ -331,12 +334,12 @@ Row DumpBuilder::NullRow(RowState state) {
 
 // path_ is the row name built so far (relative to the entry); children append to it and
 // restore it, so no string is built per level.
-void DumpBuilder::Flatten(od::value value, RowState state, std::vector<Row>& out, int depth, bool params_grad) {
+void DumpBuilder::Flatten(od::value value, RowState state, int depth, bool params_grad) {
   if (depth > kMaxDepth) throw std::runtime_error("nesting deeper than " + std::to_string(kMaxDepth));
   std::string_view token = value.raw_json_token();
   char first = token.empty() ? ' ' : token.front();
   if (first == 'n') {
-    out.push_back(NullRow(state));
+    dump_.rows.push_back(NullRow(state));
     return;
   }
   size_t keep = path_.size();
@@ -350,7 +353,7 @@ void DumpBuilder::Flatten(od::value value, RowState state, std::vector<Row>& out
         auto [end, ec] = std::to_chars(digits, digits + sizeof digits, i);
         path_.append(digits, end);
       }
-      Flatten(element.value(), state, out, depth + 1, params_grad);
+      Flatten(element.value(), state, depth + 1, params_grad);
       path_.resize(keep);
       ++i;
     }
@@ -369,13 +372,13 @@ void DumpBuilder::Flatten(od::value value, RowState state, std::vector<Row>& out
     object.reset();
   }
   if (leaf) {
-    out.push_back(ParseLeaf(object, state));
+    dump_.rows.push_back(ParseLeaf(object, state));
     return;
   }
   for (auto field : object) {
     path_ += '.';
     path_ += Key(field);
-    Flatten(field.value(), state, out, depth + 1, params_grad);
+    Flatten(field.value(), state, depth + 1, params_grad);
     path_.resize(keep);
   }
 }

@@ -42,17 +42,30 @@ struct LeafFields {
   std::array<StatValue, 4> stats{};
 };
 
+// Whether two texts of `size` bytes are equal. Up to 16 bytes (row suffixes, dtypes) as two
+// overlapping word compares, without a call to memcmp.
+inline bool SameBytes(const char* a, const char* b, size_t size) {
+  auto word = [](const char* p, auto zero) {
+    decltype(zero) w;
+    std::memcpy(&w, p, sizeof w);
+    return w;
+  };
+  if (size >= 8 && size <= 16) {
+    return word(a, uint64_t{}) == word(b, uint64_t{}) && word(a + size - 8, uint64_t{}) == word(b + size - 8, uint64_t{});
+  }
+  if (size >= 4 && size < 8) {
+    return word(a, uint32_t{}) == word(b, uint32_t{}) && word(a + size - 4, uint32_t{}) == word(b + size - 4, uint32_t{});
+  }
+  return std::memcmp(a, b, size) == 0;
+}
+
 // The last few texts interned, checked before the pool's hash map: consecutive leaves mostly
 // repeat a text seen a moment ago. Holds views of the pool's (stable) strings.
 class RecentTexts {
  public:
   uint32_t Find(std::string_view text) const {
     for (const auto& [view, id] : slots_) {
-      // Recent texts of one length mostly differ in their last byte (".input.0", ".input.1"):
-      // checking it first skips most calls to memcmp.
-      if (id != 0 && view.size() == text.size() &&
-          (text.empty() || (view.back() == text.back() && std::memcmp(view.data(), text.data(), text.size()) == 0)))
-        return id;
+      if (id != 0 && view.size() == text.size() && SameBytes(view.data(), text.data(), text.size())) return id;
     }
     return 0;
   }
@@ -137,20 +150,21 @@ class DumpBuilder {
   // The parts every walk shares: an entry's bounds, the body's buckets in msprobe's order.
   bool BeginEntry(std::string_view key);  // true: a parameters_grad entry (flattened without indexes)
   void EndEntry() { dump_.entries.back().row_count = static_cast<uint32_t>(dump_.rows.size()) - dump_.entries.back().first_row; }
-  void BeginParametersGrad() { params_.clear(), path_.clear(); }
-  void EndParametersGrad();
-  void BeginBody();
-  std::vector<Row>* BucketFor(std::string_view key, RowState& state);  // sets path_; null: not a row source
+  void BeginParametersGrad() { path_.clear(); }
+  void BeginBody() { spans_.clear(); }
+  // msprobe's rank of a body key (input_args 0 ... output 4) and its rows' state; sets path_.
+  // -1: not a row source.
+  int RankOf(std::string_view key, RowState& state);
   void EndBody();
   Row NullRow(RowState state);
   Row MakeRow(LeafFields& fields, RowState state);
 
   void ParseBody(simdjson::ondemand::object body);
-  void Flatten(simdjson::ondemand::value value, RowState state, std::vector<Row>& out, int depth, bool params_grad);
+  void Flatten(simdjson::ondemand::value value, RowState state, int depth, bool params_grad);
   Row ParseLeaf(simdjson::ondemand::object object, RowState state);
 
   void ParseBody(simdjson::dom::object body);
-  void Flatten(simdjson::dom::element value, RowState state, std::vector<Row>& out, int depth, bool params_grad);
+  void Flatten(simdjson::dom::element value, RowState state, int depth, bool params_grad);
   Row ParseLeaf(simdjson::dom::object object, RowState state);
   uint32_t InternShape(simdjson::dom::element shape_array);
 
@@ -168,7 +182,14 @@ class DumpBuilder {
   ShapeTable dom_shapes_;  // the DOM walk's shapes by dimensions (more than four: shapes_)
   RecentTexts recent_suffixes_;  // ".input.0", ".input.1", ".output.0" ...
   std::string path_;  // the row name being built, relative to its entry
-  std::vector<Row> args_, kwargs_, inputs_, outputs_, params_;
+  // Rows go straight to dump_.rows; each row source of the body is a span there, which
+  // EndBody reorders only when the keys did not come in msprobe's order.
+  struct Span {
+    int rank;
+    uint32_t begin, end;
+  };
+  std::vector<Span> spans_;
+  std::vector<Row> reordered_;  // scratch for that reorder
   uint32_t current_entry_ = 0;
   uint64_t md5_leaves_ = 0;
 };

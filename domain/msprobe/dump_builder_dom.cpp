@@ -106,8 +106,7 @@ void DumpBuilder::ParseEntries(dom::object data) {
     bool params_grad = BeginEntry(field.key);
     if (params_grad) {
       BeginParametersGrad();
-      Flatten(field.value, RowState::kParametersGrad, params_, 0, /*params_grad=*/true);
-      EndParametersGrad();
+      Flatten(field.value, RowState::kParametersGrad, 0, /*params_grad=*/true);
     } else if (field.value.is_object()) {
       ParseBody(dom::object(field.value));
     }
@@ -119,17 +118,21 @@ void DumpBuilder::ParseBody(dom::object body) {
   BeginBody();
   for (dom::key_value_pair field : body) {
     RowState state;
-    if (std::vector<Row>* bucket = BucketFor(field.key, state)) Flatten(field.value, state, *bucket, 0, false);
+    int rank = RankOf(field.key, state);
+    if (rank < 0) continue;
+    uint32_t begin = static_cast<uint32_t>(dump_.rows.size());
+    Flatten(field.value, state, 0, false);
+    spans_.push_back({rank, begin, static_cast<uint32_t>(dump_.rows.size())});
   }
   EndBody();
 }
 
-void DumpBuilder::Flatten(dom::element value, RowState state, std::vector<Row>& out, int depth, bool params_grad) {
+void DumpBuilder::Flatten(dom::element value, RowState state, int depth, bool params_grad) {
   if (depth > kMaxDepth) throw std::runtime_error("nesting deeper than " + std::to_string(kMaxDepth));
   size_t keep = path_.size();
   switch (value.type()) {
     case dom::element_type::NULL_VALUE:
-      out.push_back(NullRow(state));
+      dump_.rows.push_back(NullRow(state));
       return;
     case dom::element_type::ARRAY: {
       size_t i = 0;
@@ -139,7 +142,7 @@ void DumpBuilder::Flatten(dom::element value, RowState state, std::vector<Row>& 
           path_ += '.';
           AppendInt(path_, i);
         }
-        Flatten(element, state, out, depth + 1, params_grad);
+        Flatten(element, state, depth + 1, params_grad);
         path_.resize(keep);
         ++i;
       }
@@ -149,13 +152,13 @@ void DumpBuilder::Flatten(dom::element value, RowState state, std::vector<Row>& 
       dom::object object(value);
       dom::element type;
       if (object.at_key("type").get(type) == simdjson::SUCCESS && type.is_string()) {
-        out.push_back(ParseLeaf(object, state));
+        dump_.rows.push_back(ParseLeaf(object, state));
         return;
       }
       for (dom::key_value_pair field : object) {
         path_ += '.';
         path_ += field.key;
-        Flatten(field.value, state, out, depth + 1, params_grad);
+        Flatten(field.value, state, depth + 1, params_grad);
         path_.resize(keep);
       }
       return;

@@ -4,6 +4,7 @@
 
 #include "domain/msprobe/compare.h"
 #include "domain/msprobe/dump.h"
+#include "domain/msprobe/dump_builder.h"
 #include "domain/msprobe/first_diff.h"
 
 namespace parity::msprobe {
@@ -220,6 +221,22 @@ TEST(Compare, RenamesWithoutCounterLikeMsprobe) {
   EXPECT_EQ(EntryOfRowName("Functional.linear.5.forward.input.0"), "Functional.linear.5.forward");
   EXPECT_EQ(EntryOfRowName("Module.fc1.Linear.forward.0.output.0"), "Module.fc1.Linear.forward.0");
   EXPECT_EQ(EntryOfRowName("Module.fc1.Linear.parameters_grad.0.weight"), "Module.fc1.Linear.parameters_grad.0");
+}
+
+// The recent-text cache's compare: equal only when every byte is, at every length and
+// difference position (the word compares overlap for 4-7 and 8-16 bytes).
+TEST(DumpReader, RecentTextCompareSeesEveryByte) {
+  for (size_t size = 0; size <= 24; ++size) {
+    std::string a(size, 'x');
+    for (size_t i = 0; i < size; ++i) a[i] = static_cast<char>('a' + i);
+    std::string b = a;
+    EXPECT_TRUE(internal::SameBytes(a.data(), b.data(), size)) << size;
+    for (size_t at = 0; at < size; ++at) {
+      std::string c = a;
+      c[at] ^= 0x20;
+      EXPECT_FALSE(internal::SameBytes(a.data(), c.data(), size)) << size << " " << at;
+    }
+  }
 }
 
 }  // namespace

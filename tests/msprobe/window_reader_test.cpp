@@ -208,6 +208,35 @@ TEST(WindowReader, DomAndOnDemandAgreeOnEveryKindOfValue) {
   EXPECT_NE(shapes.find("[2, 2];[1, 2, 3, 4, 5];[2, 2];[2, -1, 151936, 4096];[2, 2.5];[1, 2, 3, 4, 5];"), std::string::npos) << shapes;
 }
 
+// A body's row sources in msprobe's order (input_args, input_kwargs, input, parameters,
+// output) whatever their order in the file; rows of one source keep theirs. Both walks.
+TEST(WindowReader, RowSourcesComeInMsprobesOrderWhateverTheKeyOrder) {
+  const std::string leaf = R"({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1.0, "Min": 0.0, "Mean": 0.5, "Norm": 1.0})";
+  const std::string text = "{\n \"task\": \"statistics\",\n \"level\": \"L0\",\n \"data\": {\n"
+                           "  \"Module.a.Linear.forward.0\": {\"output\": [" + leaf + ", " + leaf + "], \"parameters\": {\"weight\": " + leaf +
+                           ", \"bias\": " + leaf + "}, \"input_kwargs\": {\"x\": " + leaf + "}, \"input_args\": [" + leaf + "]\n  },\n"
+                           "  \"Module.b.Linear.forward.0\": {\"input_args\": [" + leaf + "], \"output\": [" + leaf + "]\n  },\n"
+                           "  \"Module.c.Linear.forward.0\": {\"input\": [" + leaf + "], \"output\": [" + leaf + "]\n  }\n }\n}";
+  const std::vector<std::string> want = {
+      "Module.a.Linear.forward.0.input.0", "Module.a.Linear.forward.0.input.x", "Module.a.Linear.forward.0.parameters.weight",
+      "Module.a.Linear.forward.0.parameters.bias", "Module.a.Linear.forward.0.output.0", "Module.a.Linear.forward.0.output.1",
+      "Module.b.Linear.forward.0.input.0", "Module.b.Linear.forward.0.output.0", "Module.c.Linear.forward.0.input.0",
+      "Module.c.Linear.forward.0.output.0"};
+  ReadOptions small;
+  small.window_bytes = 64;
+  for (const std::string& input : {text, Minify(text)}) {
+    auto dump = ParseDumpJson(input, "order.json", small);
+    ASSERT_TRUE(dump.ok()) << dump.status().ToString();
+    std::vector<std::string> names;
+    for (const Row& row : dump->rows) names.push_back(dump->RowName(row));
+    EXPECT_EQ(names, want);
+    EXPECT_EQ(dump->entries[0].row_count, 6u);
+  }
+  auto windowed = ParseDumpJson(text, "order.json", small);
+  ASSERT_TRUE(windowed.ok());
+  EXPECT_GE(windowed->dom_windows, 2u);  // the first two entries went through DOM
+}
+
 TEST(WindowReader, ABrokenEntryIsReportedWithTheFileName) {
   const std::string text = "{\n \"task\": \"statistics\",\n \"data\": {\n  \"A.b.0.forward\": {\"input_args\": [ }\n  },\n"
                            "  \"A.b.1.forward\": {}\n }\n}";
