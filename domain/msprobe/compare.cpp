@@ -387,6 +387,24 @@ CompareTable::RelativeValue CompareTable::NormRelative(const CompareRow& r) cons
   return {Str2Float(text), !text.empty() && text.back() == '%'};
 }
 
+std::optional<CompareTable::RelativeBounds> CompareTable::NormRelativeBounds(const CompareRow& r) const {
+  const Row* b = BenchRow(r);
+  if (!b || SameStatAt(r, 3)) return std::nullopt;  // exact and cheap: "N/A" or "0"
+  const Row& n = NpuRow(r);
+  if (n.stat_kind(3) != StatValue::Kind::kNumber || b->stat_kind(3) != StatValue::Kind::kNumber) return std::nullopt;
+  const double x = n.values[3], y = b->values[3];
+  // Far from 0 and from the double range's ends, pandas' parse of a number's cell neither
+  // underflows nor overflows, and is within 1e-12 of the number (its cell keeps at least 13
+  // significant digits: "0.000" + 17 digits loses 4 to the 17-digit limit; then a few
+  // roundings). kSlack bounds that tenfold, and the arithmetic's own rounding.
+  constexpr double kMin = 1e-280, kMax = 1e280, kSlack = 1e-11;
+  const double ax = std::fabs(x), ay = std::fabs(y);
+  if (!(ax >= kMin && ax <= kMax && ay >= kMin && ay <= kMax)) return std::nullopt;  // NaN, inf, 0 included
+  const double diff = std::fabs(x - y), err = kSlack * (ax + ay);
+  return RelativeBounds{std::max(0.0, diff - err) / (ay * (1 + kSlack)) * (1 - kSlack),
+                        (diff + err) / (ay * (1 - kSlack)) * (1 + kSlack)};
+}
+
 std::vector<std::string> CompareTable::Messages(const CompareRow& r) const {
   static constexpr std::pair<uint16_t, const char*> kTexts[] = {
       {kInfNanError, "error: There is nan/inf/-inf in the maximum or minimum value of NPU."},
@@ -446,7 +464,7 @@ class ApiChecker {
       (output ? outputs_ : inputs_).push_back(i);
     }
     begin_ = begin;
-    relative_.assign(end - begin, {NAN, false});
+    relative_.assign(end - begin, Estimate{});
 
     enum class Ignore { kNone, kInput, kAll } ignore = Ignore::kNone;
     if (!inputs_.empty()) {
@@ -497,10 +515,15 @@ class ApiChecker {
       if (InfOrNan(*t_.npu, n.stat(0)) || InfOrNan(*t_.npu, n.stat(1))) Mark(r, Level::kError, kInfNanError);
     }
     if (t_.mode == DumpMode::kSummary && relative_rules) {  // RelativeErrChecker
-      double in_max = std::fabs(MaxPercent(inputs_));
-      if (in_max < 0.1) {
+      // in_max = |max NormRelativeErr of the inputs|; values are >= 0, so bounds of the max bound it.
+      bool inputs_small = Decide(inputs_, [](Range in) -> std::optional<bool> {
+        if (in.hi < 0.1) return true;
+        if (in.lo >= 0.1) return false;
+        return std::nullopt;
+      });
+      if (inputs_small) {
         for (size_t i : outputs_) {
-          if (std::fabs(Relative(i).value) > 0.5) Mark(t_.rows[i], Level::kError, kRelativeError);
+          if (OutputAbove(i, 0.5)) Mark(t_.rows[i], Level::kError, kRelativeError);
         }
       }
     }
@@ -540,9 +563,34 @@ class ApiChecker {
       if (b && !t_.SameText(t_.NpuRow(r).shape, b->shape)) Mark(r, Level::kError, kShapeError);
     }
     if (t_.mode == DumpMode::kSummary && relative_rules && !outputs_.empty()) {  // RelativeWarnChecker
-      double in_max = std::fabs(MaxPercent(inputs_));
-      double out_max = std::fabs(MaxPercent(outputs_));
-      bool warn = in_max == 0 ? out_max > 0.1 : out_max / in_max > 10;
+      // warn = in_max == 0 ? out_max > 0.1 : out_max / in_max > 10
+      bool inputs_zero = Decide(inputs_, [](Range in) -> std::optional<bool> {
+        if (in.hi == 0) return true;  // estimates are never 0 at the top: every row is exactly 0
+        if (in.lo > 0) return false;
+        return std::nullopt;
+      });
+      bool warn = false;
+      if (inputs_zero) {
+        warn = Decide(outputs_, [](Range out) -> std::optional<bool> {
+          if (out.lo > 0.1) return true;
+          if (out.hi <= 0.1) return false;
+          return std::nullopt;
+        });
+      } else {
+        Range in = MaxPercent(inputs_), out = MaxPercent(outputs_);
+        constexpr double kMargin = 1e-12;  // beyond the rounding of the quotients below
+        if (in.lo == in.hi && out.lo == out.hi) {
+          warn = out.lo / in.lo > 10;  // both exact: msprobe's own arithmetic
+        } else if (out.lo / in.hi > 10 * (1 + kMargin)) {
+          warn = true;
+        } else if (out.hi / in.lo < 10 * (1 - kMargin)) {
+          warn = false;
+        } else {
+          MakeExact(inputs_);
+          MakeExact(outputs_);
+          warn = MaxPercent(outputs_).lo / MaxPercent(inputs_).lo > 10;
+        }
+      }
       if (warn) Mark(t_.rows[outputs_.front()], Level::kWarning, kRelativeWarning);
     }
   }
@@ -555,21 +603,70 @@ class ApiChecker {
     return known == 1;
   }
 
-  const CompareTable::RelativeValue& Relative(size_t i) {
-    CompareTable::RelativeValue& v = relative_[i - begin_];
-    if (std::isnan(v.value) && !v.percent) v = t_.NormRelative(t_.rows[i]);
-    return v;
+  // A row's NormRelativeErr as msprobe's checkers read it (CompareTable::NormRelative), or,
+  // until a decision needs the exact value, bounds of it (NormRelativeBounds: no cell printed
+  // and parsed). Exact: lo == hi == the value.
+  struct Estimate {
+    double lo = 0, hi = 0;
+    bool percent = false;
+    bool exact = false;
+    bool known = false;
+  };
+  struct Range {
+    double lo, hi;
+  };
+
+  const Estimate& Relative(size_t i) {
+    Estimate& e = relative_[i - begin_];
+    if (!e.known) {
+      if (auto bounds = t_.NormRelativeBounds(t_.rows[i])) {
+        e = {bounds->lo, bounds->hi, true, false, true};
+      } else {
+        MakeExact(i);
+      }
+    }
+    return e;
+  }
+  void MakeExact(size_t i) {
+    Estimate& e = relative_[i - begin_];
+    if (e.exact) return;
+    CompareTable::RelativeValue v = t_.NormRelative(t_.rows[i]);
+    e = {v.value, v.value, v.percent, true, true};
+  }
+  void MakeExact(const std::vector<size_t>& rows) {
+    for (size_t i : rows) MakeExact(i);
   }
 
   // ApiData.get_min_or_max_value(NormRelativeErr, is_min=False): only "...%" cells count.
-  double MaxPercent(const std::vector<size_t>& rows) {
-    double best = 0.0;
+  // Bounds of it; exact (lo == hi) when the estimates decide which row holds the maximum.
+  Range MaxPercent(const std::vector<size_t>& rows) {
+    Range best{0.0, 0.0};
     for (size_t i : rows) {
-      const auto& v = Relative(i);
-      if (!v.percent || std::isnan(v.value)) continue;  // Python max(0.0, nan) keeps 0.0
-      best = std::max(best, v.value);
+      const Estimate& v = Relative(i);
+      if (!v.percent || std::isnan(v.lo)) continue;  // Python max(0.0, nan) keeps 0.0
+      best.lo = std::max(best.lo, v.lo);
+      best.hi = std::max(best.hi, v.hi);
     }
     return best;
+  }
+
+  // test(bounds of MaxPercent(rows)); when the bounds do not decide, on the exact values.
+  template <typename Test>
+  bool Decide(const std::vector<size_t>& rows, Test test) {
+    if (std::optional<bool> decided = test(MaxPercent(rows))) return *decided;
+    MakeExact(rows);
+    return *test(MaxPercent(rows));
+  }
+
+  // |NormRelativeErr| of row i > limit (an output's RelativeErrChecker test).
+  bool OutputAbove(size_t i, double limit) {
+    const Estimate& e = Relative(i);
+    if (!e.exact) {
+      if (e.lo > limit) return true;
+      if (e.hi <= limit) return false;
+      MakeExact(i);
+    }
+    return std::fabs(e.lo) > limit;
   }
 
   void Mark(CompareRow& r, Level level, uint16_t bit) {
@@ -595,7 +692,7 @@ class ApiChecker {
   DtypeIsClass npu_class_, bench_class_;
   size_t begin_ = 0;
   std::vector<size_t> inputs_, outputs_, checked_;
-  std::vector<CompareTable::RelativeValue> relative_;
+  std::vector<Estimate> relative_;
   std::vector<int8_t> suffix_output_;  // by pool id: -1 unknown
 };
 

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,13 @@ struct CompareTable {
     bool percent = false;
   };
   RelativeValue NormRelative(const CompareRow& r) const;
+  // Bounds of NormRelative(r).value, which is then a percentage, from the two norms alone
+  // (no cell printed and parsed): when both are numbers of ordinary magnitude that differ.
+  // nullopt: only NormRelative knows (or knows at once).
+  struct RelativeBounds {
+    double lo, hi;
+  };
+  std::optional<RelativeBounds> NormRelativeBounds(const CompareRow& r) const;
   // The Err_message list, as msprobe writes it: ["error: ...", ...].
   std::vector<std::string> Messages(const CompareRow& r) const;
 };

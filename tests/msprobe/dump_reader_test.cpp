@@ -1,11 +1,15 @@
 // Dumps written in the exact layouts of formats.md §1.b (the msprobe docs' own examples),
 // plus the corner cases msprobe's flattening rule and compare rules define.
+#include <cmath>
+#include <random>
+
 #include <gtest/gtest.h>
 
 #include "domain/msprobe/compare.h"
 #include "domain/msprobe/dump.h"
 #include "domain/msprobe/dump_builder.h"
 #include "domain/msprobe/first_diff.h"
+#include "domain/msprobe/pyrepr.h"
 
 namespace parity::msprobe {
 namespace {
@@ -189,6 +193,66 @@ TEST(Compare, ComputesMsprobeDiffsAndClasses) {
   EXPECT_EQ(table->Messages(out).front(), "error: The NormRelativeErr of output is greater than 0.5.");
   EXPECT_EQ(table->rows[0].level, Level::kPass);
   EXPECT_TRUE(table->Identical(table->rows[0]));
+}
+
+// The checkers decide on bounds of NormRelativeErr and compute it exactly (cells printed and
+// parsed as pandas does) only when the bounds straddle a threshold. Norms placed on and
+// around every threshold (0.1, 0.5, the ratio 10, zero), one-ulp differences, and cells
+// whose leading zeros cost pandas digits: the classes must be those of the exact rule.
+TEST(Compare, RelativeCheckersDecideAsTheExactValuesDo) {
+  std::mt19937_64 random(11);
+  auto leaf = [](double norm) {
+    return R"({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4], "Max": 1.0, "Min": 0.0, "Mean": 0.5, "Norm": )" +
+           PyFloatRepr(norm) + R"(, "requires_grad": false})";
+  };
+  const double kMagnitudes[] = {1.2345678901234567e-4, 3.4105026721954346, 123456.78901234567, 7e-300, 0.5};
+  const double kRelatives[] = {0, 0.1, 0.5, 1e-16, 1e-13, 1e-12, 1e-11, 2.5e-3, 0.05, 1.0};
+  std::string bench = R"({"task": "statistics", "level": "L1", "data": {)", npu = bench;
+  int apis = 0;
+  for (int n = 0; n < 3000; ++n) {
+    double in_y = kMagnitudes[random() % 5] * (1 + static_cast<double>(random() % 1000) / 1000);
+    double out_y = kMagnitudes[random() % 5] * (1 + static_cast<double>(random() % 1000) / 1000);
+    double in_rel = kRelatives[random() % 10], out_rel = kRelatives[random() % 10];
+    if (random() % 4 == 0) out_rel = in_rel * 10;  // the warning's ratio, on the edge
+    auto nudge = [&random](double v) {  // on the value, or a few ulps either side
+      int steps = static_cast<int>(random() % 7) - 3;
+      for (; steps > 0; --steps) v = std::nextafter(v, INFINITY);
+      for (; steps < 0; ++steps) v = std::nextafter(v, -INFINITY);
+      return v;
+    };
+    double in_x = nudge(in_y * (1 + in_rel)), out_x = nudge(out_y * (1 + out_rel));
+    std::string name = std::string(apis ? ",\n" : "\n") + "\"Torch.mul." + std::to_string(apis) + ".forward\": ";
+    ++apis;
+    bench += name + "{\"input_args\": [" + leaf(in_y) + "], \"output\": [" + leaf(out_y) + "]}";
+    npu += name + "{\"input_args\": [" + leaf(in_x) + "], \"output\": [" + leaf(out_x) + "]}";
+  }
+  bench += "}}";
+  npu += "}}";
+  auto bench_dump = ParseDumpJson(bench, "bench.json");
+  auto npu_dump = ParseDumpJson(npu, "npu.json");
+  ASSERT_TRUE(bench_dump.ok()) << bench_dump.status().ToString();
+  ASSERT_TRUE(npu_dump.ok()) << npu_dump.status().ToString();
+  auto table = Compare(*npu_dump, *bench_dump, {});
+  ASSERT_TRUE(table.ok());
+  ASSERT_EQ(table->rows.size(), 2u * apis);
+  int errors = 0, warnings = 0;
+  for (int a = 0; a < apis; ++a) {
+    const CompareRow& in = table->rows[2 * a];
+    const CompareRow& out = table->rows[2 * a + 1];
+    auto in_v = table->NormRelative(in), out_v = table->NormRelative(out);
+    double in_max = in_v.percent && !std::isnan(in_v.value) ? std::max(0.0, in_v.value) : 0.0;
+    double out_max = out_v.percent && !std::isnan(out_v.value) ? std::max(0.0, out_v.value) : 0.0;
+    bool error = in_max < 0.1 && std::fabs(out_v.value) > 0.5;
+    bool warn = in_max == 0 ? out_max > 0.1 : out_max / in_max > 10;
+    EXPECT_EQ((out.checks & kRelativeError) != 0, error) << a;
+    EXPECT_EQ((out.checks & kRelativeWarning) != 0, warn) << a;
+    errors += error;
+    warnings += warn;
+  }
+  EXPECT_GT(errors, 100);  // both outcomes occur, so the test can tell a wrong decision
+  EXPECT_GT(warnings, 100);
+  EXPECT_LT(errors, apis - 100);
+  EXPECT_LT(warnings, apis - 100);
 }
 
 TEST(Compare, DtypeGateUnmatchesIncompatibleDtypes) {
