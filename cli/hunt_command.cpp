@@ -1,6 +1,8 @@
 // parity hunt --config config.json [--max-iterations N] [--tolerance T] [--report-dir D]
 // [--yes] [--keep-worktrees] [--language zh|en]: PrecisionComparer's root-cause loop as one
-// non-interactive run (domain/workflow/hunt.h). stderr: a progress bar on a terminal, plain
+// non-interactive run (domain/workflow/hunt.h), its sides local or over SSH. The report
+// directory defaults to <test code_path>/numerical_report, or ./numerical_report when the
+// test side is remote. stderr: a progress bar on a terminal, plain
 // lines otherwise; stdout: the outcome as JSON. SIGINT/SIGTERM cancel the running training,
 // and the probes are reverted before parity exits.
 #include <unistd.h>
@@ -102,6 +104,9 @@ int HuntCommand(const std::vector<std::string>& args) {
   options.language = language;
   if (!report_dir.empty()) {
     options.report_dir = std::filesystem::absolute(report_dir).lexically_normal();
+  } else if (config->test.mode == "remote") {
+    // The test tree is on the SSH host; the report is written here.
+    options.report_dir = std::filesystem::current_path() / "numerical_report";
   } else if (!config->test.code_path.empty()) {
     options.report_dir = std::filesystem::absolute(config->test.code_path) / "numerical_report";
   } else {

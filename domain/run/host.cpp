@@ -369,19 +369,16 @@ Result<std::unique_ptr<Host>> OpenHost(const std::optional<SshTarget>& target) {
 
 namespace parity::run {
 
-namespace {
-
-Status TransferFailure(const std::string& what, const Host& host, const std::vector<std::string>& argv,
-                       const ProcessResult& r) {
+Status HostCommandFailure(const std::string& what, const Host& host, const std::vector<std::string>& argv,
+                          const ProcessResult& r) {
   Status s = r.timed_out   ? Status(ErrorKind::kDeadlineExceeded, what + " on " + host.Describe() + " timed out")
              : r.cancelled ? Status(ErrorKind::kCancelled, what + " on " + host.Describe() + " was cancelled")
                            : Unavailable(what + " on " + host.Describe() + " failed: " + r.Describe());
   s.WithEvidence("command", ShellQuote(argv)).WithEvidence("exit_status", r.Describe());
   if (!r.err.empty()) s.WithEvidence("stderr", LastLines(r.err, 10));
+  if (!r.out.empty()) s.WithEvidence("stdout", LastLines(r.out, 10));
   return s;
 }
-
-}  // namespace
 
 Result<uint64_t> DownloadFile(Host& host, const std::string& remote_path, const std::filesystem::path& local_path,
                               const TransferOptions& options) {
@@ -396,7 +393,7 @@ Result<uint64_t> DownloadFile(Host& host, const std::string& remote_path, const 
   std::error_code ec;
   if (!r->success()) {
     std::filesystem::remove(sink.path, ec);
-    return TransferFailure(what, host, argv, *r);
+    return HostCommandFailure(what, host, argv, *r);
   }
   std::filesystem::rename(sink.path, local_path, ec);
   if (ec) return Unavailable("cannot rename " + sink.path.string() + " to " + local_path.string() + ": " + ec.message());
@@ -419,7 +416,7 @@ Status UploadFile(Host& host, const std::string& bytes, const std::string& remot
   const std::string what = "uploading " + remote_path;
   auto r = host.Exec(argv, exec);
   if (!r.ok()) return std::move(r).take_status().Context(what + " to " + host.Describe());
-  if (!r->success()) return TransferFailure(what, host, argv, *r);
+  if (!r->success()) return HostCommandFailure(what, host, argv, *r);
   return Status::Ok();
 }
 

@@ -80,6 +80,11 @@ Result<std::unique_ptr<Host>> ConnectSsh(const SshTarget& target);
 // Connects to `target` when given, otherwise returns the local host.
 Result<std::unique_ptr<Host>> OpenHost(const std::optional<SshTarget>& target);
 
+// "<what> on <host> failed: exit code 2" (or timed out / cancelled), with the command, the
+// exit status and the last lines of stderr and stdout as evidence.
+Status HostCommandFailure(const std::string& what, const Host& host, const std::vector<std::string>& argv,
+                          const ProcessResult& result);
+
 struct TransferOptions {
   uint64_t max_bytes = uint64_t{64} << 30;
   std::chrono::milliseconds timeout = std::chrono::minutes(30);

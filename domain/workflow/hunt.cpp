@@ -8,8 +8,10 @@
 #include <sstream>
 
 #include "domain/ledger/ledger.h"
+#include "domain/workflow/hunt_remote.h"
 #include "domain/workflow/hunt_repo.h"
 #include "domain/workflow/hunt_script.h"
+#include "domain/workflow/hunt_shadow.h"
 #include "domain/workflow/tensorboard_run.h"
 
 namespace parity::workflow {
@@ -32,11 +34,23 @@ struct Side {
   std::string name;  // baseline | candidate (parity's names; PrecisionComparer says "test")
   const ComparerSide* config = nullptr;
   std::string key;  // baseline | test (the config's key)
-  fs::path worktree;
-  std::vector<std::string> argv;  // run_script, mapped into the worktree
-  fs::path dump_dir;
+  fs::path worktree;  // local; a remote side's is its analysis copy (a shadow worktree)
+  std::vector<std::string> argv;  // run_script, mapped into the folder it runs in
+  fs::path dump_dir;  // what msprobe_first_diff reads (a remote side's: the fetched copy)
   std::optional<fs::path> log_path;  // the config's log_path, mapped; empty: run_training's log
   RunFiles run0;                    // the uninstrumented run's
+  SideSource source;                // its repository and commit, on its host
+  // A remote side (mode "remote"): the connection, and the worktree it runs in there.
+  std::optional<run::SshTarget> ssh;
+  std::unique_ptr<run::Host> host;
+  std::string remote_worktree, remote_dump_dir;
+  bool remote_created = false;
+  std::vector<std::string> remote_probed;  // files uploaded with probes (RevertAll restores them)
+  std::string helper;
+
+  bool remote() const { return host != nullptr; }
+  std::string run_dir() const { return remote() ? remote_worktree : worktree.string(); }
+  std::string Where() const { return remote() ? remote_worktree + " on " + host->Describe() : worktree.string(); }
 };
 
 Result<json> ReadJson(const fs::path& path) {
@@ -87,6 +101,12 @@ class Hunt {
     if (!result.ok()) {
       Status s = std::move(result).take_status();
       if (!reverted.ok()) s.WithEvidence("revert", reverted.ToString());
+      for (Side* side : {&base_, &cand_}) {
+        if (!side->remote_created) continue;
+        s.WithHint((s.hint().empty() ? "" : s.hint() + "; ") + "the remote worktree " + side->Where() + " is left "
+                   "for inspection (remove it with `git -C " + side->source.top + " worktree remove --force " +
+                   side->remote_worktree + "` there)");
+      }
       if (!wt_created_) return s;
       return s.WithHint((s.hint().empty() ? "" : s.hint() + "; ") + "the worktrees " + base_.worktree.string() +
                         " and " + cand_.worktree.string() + " are left for inspection (remove them with parity call "
@@ -108,12 +128,12 @@ class Hunt {
   Result<HuntOutcome> Body() {
     obs_.Step(1, kSteps, "configuration and repository");
     PARITY_RETURN_IF_ERROR(CheckConfig());
-    PARITY_ASSIGN_OR_RETURN(repo_, ResolveHuntRepo(c_, o_.cancel));
-    out_.baseline_commit = repo_.baseline_commit;
-    out_.candidate_commit = repo_.candidate_commit;
-    obs_.Note("baseline " + repo_.baseline_commit.substr(0, 12) + ", test " + repo_.candidate_commit.substr(0, 12) +
-              " in " + repo_.repo.string());
-    if (repo_.baseline_commit == repo_.candidate_commit) {
+    PARITY_RETURN_IF_ERROR(ResolveSources());
+    out_.baseline_commit = base_.source.commit;
+    out_.candidate_commit = cand_.source.commit;
+    obs_.Note("baseline " + base_.source.commit.substr(0, 12) + ", test " + cand_.source.commit.substr(0, 12) +
+              (shadow_ ? " (shadow repository " + repo_.repo.string() + ")" : " in " + repo_.repo.string()));
+    if (base_.source.commit == cand_.source.commit) {
       Warn("baseline and test are the same commit " + repo_.baseline_commit.substr(0, 12) +
            ": only the test tree's uncommitted files can differ");
     }
@@ -168,6 +188,56 @@ class Hunt {
     return Status::Ok();
   }
 
+  // Each side's repository and commit on its host. Both local in one repository: worktrees
+  // of it directly. A remote side or two repositories: both trees in a local shadow
+  // repository (hunt_shadow.h), whose worktrees are analysed (and run, for a local side).
+  Status ResolveSources() {
+    for (Side* s : {&base_, &cand_}) {
+      if (s->config->mode == "remote") {
+        PARITY_ASSIGN_OR_RETURN(run::SshTarget target, HuntSshTarget(c_, *s->config, s->key));
+        PARITY_ASSIGN_OR_RETURN(s->host, ConnectSide(target, SideWhere(c_, *s->config, s->key)));
+        s->ssh = target;
+      }
+      PARITY_ASSIGN_OR_RETURN(s->source, ResolveSideSource(c_, *s->config, s->key, HostOf(*s), o_.cancel));
+    }
+    const bool same_host = base_.remote() == cand_.remote() &&
+                           (!base_.remote() || base_.host->Describe() == cand_.host->Describe());
+    if (!same_host || base_.source.top != cand_.source.top) {
+      PARITY_RETURN_IF_ERROR(CheckBaselineClean(HostOf(base_), base_.source, o_.cancel));
+    }
+    shadow_ = base_.remote() || cand_.remote() || base_.source.common != cand_.source.common;
+    if (!shadow_) {
+      repo_ = {cand_.source.top, base_.source.commit, cand_.source.commit};
+      return Status::Ok();
+    }
+    std::vector<std::string> skip;  // the report directory may lie inside a local test tree
+    if (!cand_.remote()) {
+      fs::path rel = o_.report_dir.lexically_normal().lexically_relative(fs::path(cand_.source.top).lexically_normal());
+      if (!rel.empty() && *rel.begin() != "..") skip.push_back(rel.generic_string());
+    }
+    PARITY_ASSIGN_OR_RETURN(auto carried, ListUncommitted(HostOf(cand_), cand_.source, skip, o_.cancel));
+    obs_.Note("shadow repository: both trees" + std::string(carried.empty() ? "" : " and the test tree's " +
+              std::to_string(carried.size()) + " uncommitted file(s)") + " copied from their hosts");
+    PARITY_ASSIGN_OR_RETURN(ShadowRepo shadow, BuildShadowRepo(o_.report_dir / "hunt" / "shadow",
+                                                               {&HostOf(base_), base_.source}, {&HostOf(cand_), cand_.source},
+                                                               carried, o_.cancel));
+    for (const auto& w : shadow.warnings) Warn(w);
+    json origin, files = json::array();
+    for (Side* s : {&base_, &cand_}) {
+      origin[s->key] = {{"host", HostOf(*s).Describe()}, {"code_path", s->config->code_path}, {"top", s->source.top},
+                        {"commit", s->source.commit}, {"tree", s->source.tree}};
+    }
+    for (const auto& f : shadow.carried) files.push_back({{"path", f.path}, {"state", f.state}});
+    hunt_["shadow"] = {{"repo", shadow.path.string()},
+                       {"commits", {{"baseline", shadow.baseline_commit}, {"candidate", shadow.candidate_commit}}},
+                       {"trees", {{"baseline", shadow.baseline_tree}, {"candidate", shadow.candidate_tree}}},
+                       {"origin", origin}, {"uncommitted", files}};
+    repo_ = {shadow.path, shadow.baseline_commit, shadow.candidate_commit};
+    return Status::Ok();
+  }
+
+  run::Host& HostOf(Side& s) { return s.remote() ? *s.host : *local_; }
+
   void Warn(const std::string& line) {
     obs_.Note("warning: " + line);
     out_.warnings.push_back(line);
@@ -205,23 +275,40 @@ class Hunt {
     PARITY_ASSIGN_OR_RETURN(json prepared, Call("audit_workspace", args));
     wt_created_ = true;
     hunt_["worktrees"] = {{"baseline", base_.worktree.string()}, {"candidate", cand_.worktree.string()}};
-    hunt_["commits"] = {{"baseline", repo_.baseline_commit}, {"candidate", repo_.candidate_commit}};
+    hunt_["commits"] = {{"baseline", out_.baseline_commit}, {"candidate", out_.candidate_commit}};
     obs_.Note("worktrees " + base_.worktree.string() + ", " + cand_.worktree.string());
+    // A remote side runs in a worktree on its host, beside the user's tree there, holding
+    // the same bytes as its local (analysis) worktree.
+    for (Side* s : {&base_, &cand_}) {
+      if (!s->remote()) continue;
+      s->remote_worktree = s->source.top + "-hunt-" + s->name;
+      PARITY_RETURN_IF_ERROR(CreateRemoteWorktree(*s->host, s->source, s->remote_worktree, s->worktree, o_.cancel));
+      s->remote_created = true;
+      hunt_["remote_worktrees"][s->name] = {{"host", s->host->Describe()}, {"path", s->remote_worktree},
+                                            {"commit", s->source.commit}};
+      obs_.Note("remote worktree " + s->Where());
+    }
     return Status::Ok();
   }
 
   // The side's command, dump folder and log in its worktree.
   Status PrepareSide(Side& s) {
     const ComparerSide& cfg = *s.config;
-    const fs::path code = fs::absolute(cfg.code_path).lexically_normal();
+    const fs::path code = s.remote() ? fs::path(cfg.code_path).lexically_normal()
+                                     : fs::absolute(cfg.code_path).lexically_normal();
+    const fs::path run_dir = s.run_dir();
     PARITY_ASSIGN_OR_RETURN(auto words, SplitRunScript(cfg.run_script, c_.name + "." + s.key + ".run_script"));
-    s.argv = MapArgvIntoWorktree(words, code, s.worktree);
+    s.argv = MapArgvIntoWorktree(words, code, run_dir);
     if (s.argv != words) obs_.Note(s.key + ".run_script: paths into " + code.string() + " now point into the worktree");
     auto place = [&](const std::string& p) {
-      fs::path mapped = MapIntoWorktree(p, code, s.worktree);
-      return mapped.is_relative() ? s.worktree / mapped : mapped;
+      fs::path mapped = MapIntoWorktree(p, code, run_dir);
+      return mapped.is_relative() ? run_dir / mapped : mapped;
     };
     s.dump_dir = place(s.name == "baseline" ? c_.baseline_data_dir : c_.test_data_dir);
+    if (s.remote()) {  // dumped on the host; msprobe_first_diff reads the copy fetched after the run
+      s.remote_dump_dir = s.dump_dir.string();
+      s.dump_dir = o_.report_dir / "hunt" / "remote" / s.name;
+    }
     if (!cfg.log_path.empty()) s.log_path = place(cfg.log_path);
     return Status::Ok();
   }
@@ -232,26 +319,41 @@ class Hunt {
   // torchtitan-style command, its TensorBoard events in the report directory.
   Result<RunFiles> RunSide(Side& s, const std::string& label, std::vector<std::string> argv, std::optional<int> steps) {
     const fs::path tb_dir = o_.report_dir / "tb" / (s.name + "_" + label);
+    // A remote run writes its events on its host; the newest file is fetched into tb_dir.
+    const std::string run_tb_dir = s.remote() ? s.remote_worktree + "/.parity_hunt/tb/" + s.name + "_" + label
+                                              : tb_dir.string();
     if (tensorboard_) {
-      for (auto& flag : TensorBoardFlags(tb_dir)) argv.push_back(flag);
+      for (auto& flag : TensorBoardFlags(run_tb_dir)) argv.push_back(flag);
     }
-    json args = {{"action", "start"}, {"worktree", s.worktree.string()}, {"side", s.name}, {"launcher", "argv"},
+    json args = {{"action", "start"}, {"worktree", s.run_dir()}, {"side", s.name}, {"launcher", "argv"},
                  {"argv", argv}, {"config", label}};
+    if (s.remote()) args.update(RunTrainingRemoteArgs(*s.ssh));
     if (steps) args["steps"] = *steps;
     // A file the run writes may carry a timestamp a tick older than this clock reads.
     const auto started = fs::file_time_type::clock::now() - std::chrono::seconds(1);
+    double remote_started = 0;  // the same on the host's clock, which its file times follow
+    if (s.remote()) {
+      auto clock = RemoteClock(*s.host);
+      if (!clock.ok()) return std::move(clock).take_status().Context(s.config ? SideWhere(c_, *s.config, s.key) : s.name);
+      remote_started = *clock - 1;
+    }
     obs_.Note(label + ": " + s.name + " run" + (steps ? ", " + std::to_string(*steps) + " step(s)" : ""));
     PARITY_ASSIGN_OR_RETURN(json run, Call("run_training", args));
     std::string log = run["job"].value("log_path", "");
     if (log.empty()) log = (o_.report_dir / run["job"].value("log", "")).string();
     obs_.Note(label + ": " + s.name + " " + run["job"].value("message", "ok"));
-    if (label == kCase) PARITY_RETURN_IF_ERROR(CheckFreshDump(s, started));
+    if (label == kCase) PARITY_RETURN_IF_ERROR(s.remote() ? FetchDumps(s, remote_started) : CheckFreshDump(s, started));
     RunFiles files{log, ""};
     if (tensorboard_) {
+      if (s.remote()) PARITY_RETURN_IF_ERROR(FetchEvents(s, run_tb_dir, remote_started, tb_dir));
       PARITY_ASSIGN_OR_RETURN(fs::path events, NewestEventFile(tb_dir));
       files.events = events.string();
     }
     if (!s.log_path) return files;
+    if (s.remote()) {
+      PARITY_ASSIGN_OR_RETURN(files.log, FetchLog(s, label, remote_started));
+      return files;
+    }
     PARITY_ASSIGN_OR_RETURN(fs::path written, WrittenSince(*s.log_path, started, c_.name + "." + s.key + ".log_path"));
     fs::path copy = o_.report_dir / "hunt" / "logs" / (s.name + "_" + label + ".log");
     std::error_code ec;
@@ -260,6 +362,63 @@ class Hunt {
     if (ec) return Unavailable("cannot copy " + written.string() + " to " + copy.string() + ": " + ec.message());
     files.log = copy.string();
     return files;
+  }
+
+  // A remote run's rank-0 msprobe files, fetched (streamed) into the report directory; only
+  // what this run dumped (file times on the host's clock), as CheckFreshDump does locally.
+  Status FetchDumps(Side& s, double since) {
+    std::error_code ec;
+    fs::remove_all(s.dump_dir, ec);
+    auto fetched = FetchFreshDumps(*s.host, s.remote_dump_dir, since, s.dump_dir, o_.cancel);
+    if (!fetched.ok()) {
+      Status st = std::move(fetched).take_status();
+      if (st.kind() != ErrorKind::kFailedPrecondition) {
+        return std::move(st).Context(SideWhere(c_, *s.config, s.key) + ": fetching the msprobe dump");
+      }
+      const std::string key = s.name == "baseline" ? "baseline_data_dir" : "test_data_dir";
+      return FailedPrecondition("the " + s.key + " run wrote no msprobe dump.json under " + s.remote_dump_dir + " on " +
+                                s.host->Describe() + " (" + c_.name + ".msprobe." + key + ")")
+          .WithHint("the run_script (or the training code) must enable msprobe's dump into that folder, e.g. the toy "
+                    "trainer's --dump.dir; a dump left by an earlier run is not used");
+    }
+    hunt_["fetched"][s.name] = *fetched;
+    obs_.Note("fetched " + std::to_string(fetched->size()) + " msprobe file(s) of the " + s.name + " run from " +
+              s.host->Describe());
+    return Status::Ok();
+  }
+
+  // The newest TensorBoard event file a remote run wrote, into the same place under tb_dir.
+  Status FetchEvents(Side& s, const std::string& remote_dir, double since, const fs::path& tb_dir) {
+    PARITY_ASSIGN_OR_RETURN(auto newest, NewestRemoteFile(*s.host, remote_dir, since, 3, "events.out.tfevents", o_.cancel));
+    if (!newest) {
+      return NotFound("the " + s.key + " run wrote no TensorBoard event file under " + remote_dir + " on " +
+                      s.host->Describe())
+          .WithHint("the launcher must honour --metrics.enable_tensorboard and --metrics.save_tb_folder");
+    }
+    const fs::path to = tb_dir / fs::path(newest->path).lexically_relative(remote_dir);
+    std::error_code ec;
+    fs::create_directories(to.parent_path(), ec);
+    run::TransferOptions t;
+    t.cancel = o_.cancel;
+    return run::DownloadFile(*s.host, newest->path, to, t).status();
+  }
+
+  // The config's log_path on a remote side: the newest file written there since the run began.
+  Result<std::string> FetchLog(Side& s, const std::string& label, double since) {
+    const std::string where = c_.name + "." + s.key + ".log_path";
+    PARITY_ASSIGN_OR_RETURN(auto newest, NewestRemoteFile(*s.host, s.log_path->string(), since, 1, "", o_.cancel));
+    if (!newest) {
+      return NotFound(where + ": the run wrote no log at " + s.log_path->string() + " on " + s.host->Describe())
+          .WithHint("give the file (or folder) the run_script writes its training log to, or leave log_path out to "
+                    "compare the run's own output");
+    }
+    fs::path copy = o_.report_dir / "hunt" / "logs" / (s.name + "_" + label + ".log");
+    std::error_code ec;
+    fs::create_directories(copy.parent_path(), ec);
+    run::TransferOptions t;
+    t.cancel = o_.cancel;
+    PARITY_RETURN_IF_ERROR(run::DownloadFile(*s.host, newest->path, copy, t).status());
+    return copy.string();
   }
 
   // msprobe_first_diff must read what this run dumped, not a dump left by an earlier one.
@@ -411,7 +570,7 @@ class Hunt {
         for (const json& f : first_diff_["first_divergence"].value("stack", json::array())) {
           if (!f.value("user", false) || f.value("function", "") == "<module>") continue;
           if (!seen.insert({f.value("file", ""), f.value("line", 0)}).second) continue;
-          fs::path local = f["file"].get<std::string>();
+          fs::path local = LocalFrameFile(f["file"].get<std::string>());
           std::string rel = Rel(local, cand_.worktree);
           if (local.is_relative() || rel.rfind("..", 0) == 0 || !fs::exists(cand_.worktree / rel)) {
             notes.push_back("frame " + f["file"].get<std::string>() + " is not in the worktree: not instrumented");
@@ -431,6 +590,12 @@ class Hunt {
     Conclude(kHuntInconclusive, "max_iterations (" + std::to_string(c_.max_iterations) + ") reached: the inputs of " +
              located_.value("file", "") + ":" + std::to_string(located_.value("line", 0)) + " already differ");
     return Status::Ok();
+  }
+
+  // A stack frame's file as recorded where the candidate ran, in its local worktree.
+  fs::path LocalFrameFile(const std::string& recorded) const {
+    if (!cand_.remote()) return recorded;
+    return MapIntoWorktree(recorded, cand_.remote_worktree, cand_.worktree);
   }
 
   // Adds a candidate target and its baseline counterpart (the same line before the change).
@@ -480,6 +645,13 @@ class Hunt {
       record["injected"][s->name] = {{"files", inj.value("files", json::array())},
                                      {"probes", inj.value("probes", json::array()).size()},
                                      {"analyser", inj.value("analyser", json())}};
+      if (s->remote()) {  // injected (and analysed) locally; the same bytes go where it runs
+        s->helper = inj.value("helper", "_parity_probe.py");
+        for (const json& f : inj.value("files", json::array())) s->remote_probed.push_back(f.value("path", ""));
+        Status up = UploadInjected(*s->host, s->worktree, s->remote_worktree, s->remote_probed, s->helper, o_.cancel);
+        if (!up.ok()) return std::move(up).Context(SideWhere(c_, *s->config, s->key));
+        record["injected"][s->name]["uploaded_to"] = s->Where();
+      }
       obs_.Note(label + ": " + std::to_string(inj.value("probes", json::array()).size()) + " probe(s) in " + s->name);
     }
     std::map<std::string, RunFiles> runs;
@@ -633,13 +805,42 @@ class Hunt {
       if (!st.ok() || st->value("injected", true)) {
         Status e = st.ok() ? Internal("probes are still injected in " + s->worktree.string() + " after revert")
                            : std::move(st).take_status().Context("reverting the probes in " + s->worktree.string());
+        if (!s->remote_probed.empty()) e.WithEvidence("remote files that may still hold probes", RemoteProbedList(*s));
         if (first_error.ok()) first_error = e;
         continue;
       }
-      reverted_.push_back({{"worktree", s->worktree.string()}, {"files", r->value("files", json::array())},
-                           {"verified", r->value("verified", "")}});
+      json entry = {{"worktree", s->worktree.string()}, {"files", r->value("files", json::array())},
+                    {"verified", r->value("verified", "")}};
+      if (s->remote() && !s->remote_probed.empty()) {
+        auto restored = RestoreRemoteSide(*s);
+        if (!restored.ok()) {
+          if (first_error.ok()) first_error = std::move(restored).take_status();
+          continue;
+        }
+        entry["remote"] = *restored;
+        s->remote_probed.clear();
+      }
+      reverted_.push_back(entry);
     }
     return first_error;
+  }
+
+  // The local worktree's restored bytes uploaded and checked on the host; after a lost
+  // connection, once more on a new one.
+  Result<json> RestoreRemoteSide(Side& s) {
+    auto restored = RestoreRemote(*s.host, s.worktree, s.remote_worktree, s.remote_probed, s.helper, o_.cancel);
+    if (!restored.ok() && restored.status().kind() == ErrorKind::kUnavailable && s.host->Reconnect().ok()) {
+      restored = RestoreRemote(*s.host, s.worktree, s.remote_worktree, s.remote_probed, s.helper, o_.cancel);
+    }
+    if (restored.ok()) return restored;
+    return std::move(restored).take_status().Context(SideWhere(c_, *s.config, s.key) + ": restoring the probed files")
+        .WithEvidence("remote files that may still hold probes", RemoteProbedList(s));
+  }
+
+  static std::string RemoteProbedList(const Side& s) {
+    std::string list;
+    for (const auto& f : s.remote_probed) list += (list.empty() ? "" : ", ") + s.remote_worktree + "/" + f;
+    return list + (list.empty() ? "" : ", ") + s.remote_worktree + "/" + s.helper + " (" + s.host->Describe() + ")";
   }
 
   void Conclude(const std::string& verdict, const std::string& explanation) {
@@ -688,7 +889,9 @@ class Hunt {
     e.tool = "parity hunt";
     e.action = "hunt";
     e.side = "both";
-    e.git = {{"repo", repo_.repo.string()}, {"commit", repo_.candidate_commit}, {"baseline_commit", repo_.baseline_commit}};
+    e.git = {{"repo", repo_.repo.string()}, {"commit", out_.candidate_commit}, {"baseline_commit", out_.baseline_commit}};
+    if (shadow_) e.git["shadow"] = hunt_["shadow"];
+    if (hunt_.contains("remote_worktrees")) e.git["remote_worktrees"] = hunt_["remote_worktrees"];
     e.inputs = {{"config", Redacted(c_)}};
     e.outputs = {{"hunt", Rel(hunt_path, o_.report_dir)}};
     e.outcome = {{"status", "ok"}, {"verdict", out_.verdict}, {"message", out_.explanation}};
@@ -705,6 +908,16 @@ class Hunt {
     } else {
       obs_.Note("removed the worktrees");
     }
+    for (Side* s : {&base_, &cand_}) {
+      if (!s->remote_created) continue;
+      Status removed = RemoveRemoteWorktree(*s->host, s->source.top, s->remote_worktree, o_.cancel);
+      if (!removed.ok()) {
+        Warn("the remote worktree " + s->Where() + " was not removed: " + removed.ToString());
+      } else {
+        s->remote_created = false;
+        obs_.Note("removed the remote worktree " + s->Where());
+      }
+    }
   }
 
   ComparerConfig c_;
@@ -715,6 +928,8 @@ class Hunt {
   HuntRepo repo_;
   Side base_, cand_;
   bool wt_created_ = false;
+  bool shadow_ = false;  // the trees come from the shadow repository (a remote side, or two repositories)
+  std::unique_ptr<run::Host> local_ = run::MakeLocalHost();
   bool tensorboard_ = false;  // both sides' metrics from TensorBoard events (full precision)
   std::vector<Side*> injected_;
   json hunt_ = json::object(), located_ = json::object(), iterations_ = json::array(), reverted_ = json::array();

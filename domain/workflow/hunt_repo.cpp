@@ -77,23 +77,6 @@ Status CheckBaselineClean(run::Host& host, const SideSource& base, const Cancell
       .WithEvidence("git status --porcelain", dirty);
 }
 
-Result<HuntRepo> ResolveHuntRepo(const ComparerConfig& c, const CancellationToken& cancel) {
-  for (const auto* side : {&c.baseline, &c.test}) {
-    if (side->mode != "local") {
-      return FailedPrecondition(c.name + "." + (side == &c.baseline ? "baseline" : "test") + ".mode: \"" + side->mode + "\" is not supported by parity hunt yet");
-    }
-  }
-  auto local = run::MakeLocalHost();
-  PARITY_ASSIGN_OR_RETURN(SideSource base, ResolveSideSource(c, c.baseline, "baseline", *local, cancel));
-  PARITY_ASSIGN_OR_RETURN(SideSource test, ResolveSideSource(c, c.test, "test", *local, cancel));
-  if (base.common != test.common) {
-    return FailedPrecondition(c.name + ": baseline.code_path (" + base.top + ") and test.code_path (" + test.top +
-                              ") are different git repositories");
-  }
-  if (base.top != test.top) PARITY_RETURN_IF_ERROR(CheckBaselineClean(*local, base, cancel));
-  return HuntRepo{test.top, base.commit, test.commit};
-}
-
 std::optional<int> BaselineLineOf(const std::vector<msprobe::Hunk>& hunks, int line) {
   int shift = 0;  // old - new, summed over the hunks above the line
   for (const auto& h : hunks) {

@@ -55,9 +55,6 @@ Result<SideSource> ResolveSideSource(const ComparerConfig& config, const Compare
 // Refused when the baseline's tree has uncommitted changes to tracked files.
 Status CheckBaselineClean(run::Host& host, const SideSource& baseline, const CancellationToken& cancel);
 
-// Both sides local in one repository (the direct path), else an error.
-Result<HuntRepo> ResolveHuntRepo(const ComparerConfig& config, const CancellationToken& cancel);
-
 // The baseline line of a candidate line, given the file's changed hunks (context 0);
 // nullopt when the line was added by the change (no counterpart).
 std::optional<int> BaselineLineOf(const std::vector<msprobe::Hunk>& hunks, int candidate_line);

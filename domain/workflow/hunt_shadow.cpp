@@ -1,5 +1,6 @@
 #include "domain/workflow/hunt_shadow.h"
 
+#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -93,22 +94,49 @@ Status ClearWorkingTree(const fs::path& repo) {
 
 struct Committed {
   std::string commit, tree;
+  bool exact = false;  // the source's own commit object (same id)
 };
-
-Result<Committed> CommitWorkingTree(run::Host& local, const fs::path& repo, const std::string& message,
-                                    const CancellationToken& cancel) {
-  // -f: a tracked file that its own .gitignore matches is still part of the tree.
-  PARITY_RETURN_IF_ERROR(Shadow(local, repo, {"add", "-A", "-f", "."}, cancel, "git add").status());
-  PARITY_RETURN_IF_ERROR(Shadow(local, repo, {"-c", "core.hooksPath=/dev/null", "commit", "-q", "--no-verify",
-                                              "--allow-empty", "-m", message}, cancel, "git commit").status());
-  Committed c;
-  PARITY_ASSIGN_OR_RETURN(c.commit, Shadow(local, repo, {"rev-parse", "HEAD"}, cancel, "git rev-parse"));
-  PARITY_ASSIGN_OR_RETURN(c.tree, Shadow(local, repo, {"rev-parse", "HEAD^{tree}"}, cancel, "git rev-parse"));
-  return c;
-}
 
 std::string Origin(const ShadowSide& s) {
   return s.source.commit + " of " + s.source.top + (s.host->is_local() ? "" : " on " + s.host->Describe());
+}
+
+// The working tree as the side's commit under `branch`. When its tree is the source's (the
+// usual case), the source's own commit object is copied byte for byte, so the shadow holds
+// the very commit id the side's host has (its parents are absent: the shadow is shallow);
+// otherwise a commit of parity's, with fixed identities and dates.
+Result<Committed> CommitWorkingTree(run::Host& local, const fs::path& repo, const ShadowSide& side,
+                                    const std::string& branch, const CancellationToken& cancel) {
+  // -f: a tracked file that its own .gitignore matches is still part of the tree.
+  PARITY_RETURN_IF_ERROR(Shadow(local, repo, {"add", "-A", "-f", "."}, cancel, "git add").status());
+  Committed c;
+  PARITY_ASSIGN_OR_RETURN(c.tree, Shadow(local, repo, {"write-tree"}, cancel, "git write-tree"));
+  if (c.tree == side.source.tree) {
+    const std::vector<std::string> cat = {"git", "-C", side.source.top, "cat-file", "commit", side.source.commit};
+    run::ExecOptions o;
+    o.cancel = cancel;
+    PARITY_ASSIGN_OR_RETURN(ProcessResult raw, side.host->Exec(cat, o));
+    if (!raw.success()) return run::HostCommandFailure(side.source.where + ": git cat-file commit", *side.host, cat, raw);
+    run::ExecOptions w;
+    w.cancel = cancel;
+    w.stdin_data = raw.out;
+    w.env_set = ShadowEnv();
+    const std::vector<std::string> hash = {"git", "-C", repo.string(), "hash-object", "-t", "commit", "-w", "--stdin"};
+    PARITY_ASSIGN_OR_RETURN(ProcessResult written, local.Exec(hash, w));
+    if (!written.success()) return run::HostCommandFailure("shadow repository: git hash-object", local, hash, written);
+    std::string id = written.out.substr(0, written.out.find('\n'));
+    if (id != side.source.commit) {
+      return Internal("shadow repository: the copy of commit " + side.source.commit + " hashes to " + id);
+    }
+    std::ofstream(repo / ".git" / "shallow", std::ios::app) << id << "\n";
+    c.commit = id;
+    c.exact = true;
+  } else {
+    PARITY_ASSIGN_OR_RETURN(c.commit, Shadow(local, repo, {"commit-tree", c.tree, "-m", "parity shadow of " + Origin(side)},
+                                             cancel, "git commit-tree"));
+  }
+  PARITY_RETURN_IF_ERROR(Shadow(local, repo, {"update-ref", "refs/heads/" + branch, c.commit}, cancel, "git update-ref").status());
+  return c;
 }
 
 Status CarryFile(const ShadowSide& test, const CarriedFile& f, const fs::path& repo, uint64_t max_bytes,
@@ -207,17 +235,17 @@ Result<ShadowRepo> BuildShadowRepo(const fs::path& path, const ShadowSide& basel
   std::error_code ec;
   fs::create_directories(path, ec);
   if (ec) return Unavailable("cannot create the shadow repository " + path.string() + ": " + ec.message());
-  PARITY_RETURN_IF_ERROR(Shadow(*local, path, {"init", "-q", "-b", "parity-shadow"}, cancel, "git init").status());
+  PARITY_RETURN_IF_ERROR(Shadow(*local, path, {"init", "-q", "-b", "parity-candidate"}, cancel, "git init").status());
   PARITY_RETURN_IF_ERROR(Shadow(*local, path, {"config", "core.autocrlf", "false"}, cancel, "git config").status());
   const fs::path tar = path.string() + ".tar";
 
   ShadowRepo out;
   out.path = path;
   PARITY_RETURN_IF_ERROR(ExtractTree(baseline, tar, path, cancel));
-  PARITY_ASSIGN_OR_RETURN(Committed one, CommitWorkingTree(*local, path, "baseline: " + Origin(baseline), cancel));
+  PARITY_ASSIGN_OR_RETURN(Committed one, CommitWorkingTree(*local, path, baseline, "parity-baseline", cancel));
   PARITY_RETURN_IF_ERROR(ClearWorkingTree(path));
   PARITY_RETURN_IF_ERROR(ExtractTree(test, tar, path, cancel));
-  PARITY_ASSIGN_OR_RETURN(Committed two, CommitWorkingTree(*local, path, "candidate: " + Origin(test), cancel));
+  PARITY_ASSIGN_OR_RETURN(Committed two, CommitWorkingTree(*local, path, test, "parity-candidate", cancel));
   out.baseline_commit = one.commit;
   out.baseline_tree = one.tree;
   out.candidate_commit = two.commit;
@@ -227,7 +255,9 @@ Result<ShadowRepo> BuildShadowRepo(const fs::path& path, const ShadowSide& basel
     if (tree != side->source.tree) {
       out.warnings.push_back(side->source.where + ": the shadow copy's tree " + tree.substr(0, 12) + " differs from " +
                              side->source.commit.substr(0, 12) + "'s tree " + side->source.tree.substr(0, 12) +
-                             " (export-ignore / export-subst attributes, or submodules, which git archive leaves out)");
+                             " (export-ignore / export-subst attributes, or submodules, which git archive leaves out); "
+                             "the shadow holds parity's own commit " + (side == &baseline ? one.commit : two.commit).substr(0, 12) +
+                             " of that tree instead");
     }
   }
   for (const auto& f : carried) {

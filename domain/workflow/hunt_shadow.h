@@ -1,12 +1,14 @@
 // The shadow repository of `parity hunt`: both sides' trees as two commits of one local git
 // repository, so every local step (audit_workspace's worktrees and uncommitted-file classes,
 // msprobe_first_diff's hunks, inject_prints' analysis) works unchanged when a side's code
-// lives on an SSH host or the two sides are different repositories. Commit 1 holds the
-// baseline's tree, commit 2 the candidate's, each extracted from `git archive` of the side's
-// commit streamed from its host; author, committer and dates are fixed, so the same trees
-// give the same commit ids. The test tree's uncommitted files are then written into the
-// shadow's working tree, where audit_workspace classifies them (and asks for consent) exactly
-// as in the user's own repository. Nothing is written on the sides' hosts.
+// lives on an SSH host or the two sides are different repositories. Branch parity-baseline
+// holds the baseline's commit, parity-candidate (HEAD) the candidate's: each tree extracted
+// from `git archive` of the side's commit streamed from its host, and, when the tree ids
+// agree, the side's own commit object copied byte for byte, so the shadow's commits have the
+// sides' very ids (their parents are absent: the shadow is shallow, nothing walks history).
+// The test tree's uncommitted files are then written into the shadow's working tree, where
+// audit_workspace classifies them (and asks for consent) exactly as in the user's own
+// repository. Nothing is written on the sides' hosts.
 #pragma once
 
 #include <filesystem>
@@ -40,7 +42,7 @@ struct ShadowSide {
 
 struct ShadowRepo {
   std::filesystem::path path;
-  std::string baseline_commit, candidate_commit;  // the shadow's commits 1 and 2
+  std::string baseline_commit, candidate_commit;  // the sides' own ids (unless a warning says otherwise)
   std::string baseline_tree, candidate_tree;      // their trees
   std::vector<CarriedFile> carried;               // written into the working tree
   std::vector<std::string> warnings;              // a tree that differs from its source's

@@ -86,9 +86,9 @@ TEST(HuntRemote, VerifyRemoteRestoreNamesWhatMayStillHoldProbes) {
   EXPECT_TRUE(VerifyRemoteRestore(odd, "\\" + a + "  /w/a\\\\b\\nc.py\n", false, "wt").ok());
 }
 
-// Two different repositories (no common history): the shadow holds their trees as commits
-// 1 and 2, with the same tree ids, the same commit ids on a rebuild, and the test tree's
-// uncommitted files in its working tree.
+// Two different repositories (no common history): the shadow holds both commits with their
+// own ids and trees, the same on a rebuild, and the test tree's uncommitted files in its
+// working tree.
 TEST(HuntShadow, TwoRepositoriesBecomeTwoCommitsWithTheSourcesTrees) {
   TempDir dir;
   const fs::path base = dir.path() / "base", test = dir.path() / "test";
@@ -123,8 +123,12 @@ TEST(HuntShadow, TwoRepositoriesBecomeTwoCommitsWithTheSourcesTrees) {
   EXPECT_TRUE(built->warnings.empty()) << built->warnings[0];
   EXPECT_EQ(built->baseline_tree, b->tree);
   EXPECT_EQ(built->candidate_tree, t->tree);
-  EXPECT_EQ(Git(shadow, {"rev-parse", "HEAD~1"}), built->baseline_commit);
-  EXPECT_EQ(Git(shadow, {"rev-parse", "HEAD"}), built->candidate_commit);
+  // The sides' own commits, copied byte for byte (the shadow is shallow: no parents).
+  EXPECT_EQ(built->baseline_commit, b->commit);
+  EXPECT_EQ(built->candidate_commit, t->commit);
+  EXPECT_EQ(Git(shadow, {"rev-parse", "parity-baseline"}), b->commit);
+  EXPECT_EQ(Git(shadow, {"rev-parse", "HEAD"}), t->commit);
+  EXPECT_EQ(Git(shadow, {"log", "--format=%s", "HEAD"}), "c");
   EXPECT_EQ(Git(shadow, {"diff", "--stat", built->baseline_commit, built->candidate_commit, "--", "model.py"}).empty(), false);
   EXPECT_EQ(Slurp(shadow / "run.sh"), "echo run patched\n");
   EXPECT_EQ(Slurp(shadow / "notes" / "new.py"), "x = 1\n");

@@ -209,8 +209,9 @@ class HuntLoop : public ::testing::Test {
       return json{{"diff", {{"files", files}}}};
     };
     runner_.handlers["audit_workspace/prepare"] = [this](const json& a) -> Result<json> {
-      Git(repo_, {"worktree", "add", "-q", "--detach", a["baseline_path"], a["baseline"]});
-      Git(repo_, {"worktree", "add", "-q", "--detach", a["candidate_path"], a["candidate"]});
+      const fs::path repo = a["repo"].get<std::string>();  // the user's, or the shadow repository
+      Git(repo, {"worktree", "add", "-q", "--detach", a["baseline_path"], a["baseline"]});
+      Git(repo, {"worktree", "add", "-q", "--detach", a["candidate_path"], a["candidate"]});
       return json{{"prepare", json::object()}};
     };
     runner_.handlers["audit_workspace/cleanup"] = [](const json&) -> Result<json> { return json{{"cleanup", json::object()}}; };
@@ -361,6 +362,41 @@ TEST_F(HuntLoop, InputsEqualOutputDiffersEndsAtTheLine) {
   EXPECT_EQ(doc["hunt"]["iterations"][0]["perturbation"]["baseline"]["verdict"], "PASS");
 }
 
+// Two different repositories (a clone of the test repository holds the baseline): both
+// trees go into the shadow repository, whose worktrees and commits every step uses; the
+// outcome names the real commits.
+TEST_F(HuntLoop, TwoRepositoriesGoThroughTheShadowRepository) {
+  const fs::path clone = dir_.path() / "clone";
+  Git(dir_.path(), {"clone", "-q", "--no-local", repo_.string(), clone.string()});
+  config_.baseline.code_path = clone.string();
+  config_.baseline.ref = "origin/main";
+  auto out = Hunt();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->verdict, kHuntOperator);
+  EXPECT_EQ(out->baseline_commit, base_commit_);
+  EXPECT_EQ(out->candidate_commit, change_commit_);
+  EXPECT_EQ(out->located["hunk"]["lines"][1], "+    return g2(y)");
+  const fs::path shadow = options_.report_dir / "hunt" / "shadow";
+  auto prepare = runner_.Args("audit_workspace", "prepare").at(0);
+  EXPECT_EQ(prepare["repo"], shadow.string());
+  json doc = HuntJson();
+  const json& recorded = doc["hunt"]["shadow"];
+  EXPECT_EQ(recorded["origin"]["baseline"]["commit"], base_commit_);
+  EXPECT_EQ(recorded["origin"]["test"]["commit"], change_commit_);
+  EXPECT_EQ(recorded["trees"]["candidate"], Git(repo_, {"rev-parse", change_commit_ + "^{tree}"}));
+  EXPECT_EQ(doc["hunt"]["commits"]["baseline"], base_commit_);
+  auto fd = runner_.Args("msprobe_first_diff").at(0);
+  EXPECT_EQ(fd["baseline_ref"], recorded["commits"]["baseline"]);
+  EXPECT_EQ(fd["candidate_ref"], recorded["commits"]["candidate"]);
+  EXPECT_EQ(Git(shadow, {"rev-parse", "HEAD"}), recorded["commits"]["candidate"]);
+  ExpectAllReverted();
+  // A baseline clone with uncommitted changes is refused: its commit would not hold them.
+  Write(clone / "model.py", "changed\n");
+  auto dirty = Hunt();
+  ASSERT_FALSE(dirty.ok());
+  EXPECT_NE(dirty.status().message().find("uncommitted changes"), std::string::npos) << dirty.status().ToString();
+}
+
 TEST_F(HuntLoop, InputsDifferInstrumentTheStackFunctions) {
   first1_ = Probe("before", "y", "model.py:3", "torch.Tensor");
   first2_ = Probe("entry", "argv", "train.py:1", "list");  // a non-tensor first: skipped for the tensor
@@ -468,11 +504,15 @@ TEST_F(HuntLoop, UncommittedFilesNeedConsent) {
 }
 
 TEST_F(HuntLoop, RefusesWhatItCannotDo) {
+  // A remote side whose host does not answer (nothing listens on port 1): the error names
+  // the side and its host, never the password, and nothing is called.
   config_.test.mode = "remote";
-  config_.test.ssh = ComparerSsh{"10.0.0.1", "root", 22, "s3cret-pw"};
+  config_.test.ssh = ComparerSsh{"127.0.0.1", "root", 1, "s3cret-pw"};
   auto remote = Hunt();
   ASSERT_FALSE(remote.ok());
-  EXPECT_NE(remote.status().message().find("config.json.test.mode"), std::string::npos);
+  EXPECT_NE(remote.status().message().find("config.json.test (remote root@127.0.0.1:1)"), std::string::npos)
+      << remote.status().ToString();
+  EXPECT_NE(remote.status().message().find("cannot connect"), std::string::npos) << remote.status().ToString();
   EXPECT_EQ(remote.status().ToString().find("s3cret-pw"), std::string::npos);
   config_.test.mode = "local";
   config_.test.ref = "no-such-branch";
