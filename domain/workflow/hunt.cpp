@@ -345,13 +345,18 @@ class Hunt {
     if (label == kCase) PARITY_RETURN_IF_ERROR(s.remote() ? FetchDumps(s, remote_started) : CheckFreshDump(s, started));
     RunFiles files{log, ""};
     if (tensorboard_) {
-      if (s.remote()) PARITY_RETURN_IF_ERROR(FetchEvents(s, run_tb_dir, remote_started, tb_dir));
+      if (s.remote()) {
+        Status fetched = FetchEvents(s, run_tb_dir, remote_started, tb_dir);
+        if (!fetched.ok()) return std::move(fetched).Context(SideWhere(c_, *s.config, s.key) + " " + label);
+      }
       PARITY_ASSIGN_OR_RETURN(fs::path events, NewestEventFile(tb_dir));
       files.events = events.string();
     }
     if (!s.log_path) return files;
     if (s.remote()) {
-      PARITY_ASSIGN_OR_RETURN(files.log, FetchLog(s, label, remote_started));
+      auto log_copy = FetchLog(s, label, remote_started);
+      if (!log_copy.ok()) return std::move(log_copy).take_status().Context(SideWhere(c_, *s.config, s.key) + " " + label);
+      files.log = *log_copy;
       return files;
     }
     PARITY_ASSIGN_OR_RETURN(fs::path written, WrittenSince(*s.log_path, started, c_.name + "." + s.key + ".log_path"));
@@ -825,11 +830,11 @@ class Hunt {
     return first_error;
   }
 
-  // The local worktree's restored bytes uploaded and checked on the host; after a lost
-  // connection, once more on a new one.
+  // The local worktree's restored bytes uploaded and checked on the host; after a failure
+  // (a lost connection, most likely), once more on a new connection.
   Result<json> RestoreRemoteSide(Side& s) {
     auto restored = RestoreRemote(*s.host, s.worktree, s.remote_worktree, s.remote_probed, s.helper, o_.cancel);
-    if (!restored.ok() && restored.status().kind() == ErrorKind::kUnavailable && s.host->Reconnect().ok()) {
+    if (!restored.ok() && s.host->Reconnect().ok()) {
       restored = RestoreRemote(*s.host, s.worktree, s.remote_worktree, s.remote_probed, s.helper, o_.cancel);
     }
     if (restored.ok()) return restored;

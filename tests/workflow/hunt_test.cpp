@@ -17,6 +17,7 @@
 #include "domain/workflow/hunt_script.h"
 #include "support/subprocess.h"
 #include "tests/common/temp_dir.h"
+#include "tests/run/sshd_fixture.h"
 
 namespace parity::workflow {
 namespace {
@@ -116,6 +117,8 @@ class ScriptedRunner : public StepRunner {
   std::map<std::string, Handler> handlers;  // "tool" or "tool/action"
   std::vector<std::pair<std::string, json>> calls;
   std::map<std::string, bool> injected;  // worktree -> probes in
+  bool write_files = false;  // inject really edits the target file and writes the helper
+  std::map<std::string, std::string> originals;  // path -> bytes before injection
 
   Result<json> Call(const std::string& tool, const json& args) override {
     calls.push_back({tool, args});
@@ -146,12 +149,25 @@ class ScriptedRunner : public StepRunner {
     if (action == "inject") {
       if (injected[wt]) return FailedPrecondition("already injected");
       injected[wt] = true;
+      if (write_files) {
+        const fs::path file = fs::path(wt) / args["targets"][0]["file"].get<std::string>();
+        std::ifstream in(file, std::ios::binary);
+        originals[file.string()] = std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        std::ofstream(file, std::ios::app) << "_pp.probe()  # parity-probe\n";
+        std::ofstream(fs::path(wt) / "_parity_probe.py") << "def probe(): pass\n";
+      }
       return json{{"injected", true}, {"files", json::array({{{"path", args["targets"][0]["file"]}}})},
                   {"probes", json::array({json::object(), json::object()})}, {"analyser", "python-ast"}};
     }
     if (action == "revert") {
       bool was = injected[wt];
       injected[wt] = false;
+      for (auto it = originals.begin(); write_files && it != originals.end();) {
+        if (it->first.rfind(wt + "/", 0) != 0) { ++it; continue; }
+        std::ofstream(it->first, std::ios::binary | std::ios::trunc) << it->second;
+        it = originals.erase(it);
+        fs::remove(fs::path(wt) / "_parity_probe.py");
+      }
       return json{{"reverted", was}, {"files", json::array()}};
     }
     return json{{"injected", injected[wt]}};
@@ -395,6 +411,87 @@ TEST_F(HuntLoop, TwoRepositoriesGoThroughTheShadowRepository) {
   auto dirty = Hunt();
   ASSERT_FALSE(dirty.ok());
   EXPECT_NE(dirty.status().message().find("uncommitted changes"), std::string::npos) << dirty.status().ToString();
+}
+
+// The test side over SSH (a real sshd on loopback; its paths are this machine's): the shadow
+// holds both commits, the run happens in a worktree beside the test tree "there", the dump
+// and events come back, the probes are uploaded for the rerun and restored after it
+// (checked there), the remote worktree goes, and the password is never passed on.
+class HuntRemoteLoop : public HuntLoop {
+ protected:
+  void SetUp() override {
+    HuntLoop::SetUp();
+    ASSERT_TRUE(sshd_.ok()) << sshd_.error();
+    config_.test.mode = "remote";
+    config_.test.ssh = ComparerSsh{"127.0.0.1", "root", sshd_.port(), "pw-unit-SECRET",
+                                   sshd_.user_key().string(), sshd_.known_hosts().string(), std::nullopt};
+    runner_.write_files = true;
+    remote_wt_ = repo_.string() + "-hunt-candidate";
+    auto run = runner_.handlers["run_training"];
+    runner_.handlers["run_training"] = [this, run](const json& a) -> Result<json> {
+      if (a["config"] == "hunt_probe1" && a["side"] == "candidate") {
+        std::ifstream in(remote_wt_ / "model.py");
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        probes_seen_remotely_ = text.find("parity-probe") != std::string::npos && fs::exists(remote_wt_ / "_parity_probe.py");
+        if (kill_connections_) sshd_.KillConnections();
+      }
+      return run(a);
+    };
+  }
+  testing::SshdFixture sshd_;
+  fs::path remote_wt_;
+  bool probes_seen_remotely_ = false, kill_connections_ = false;
+};
+
+TEST_F(HuntRemoteLoop, TheTestSideRunsOverSsh) {
+  const std::string original = Git(repo_, {"show", change_commit_ + ":model.py"}) + "\n";
+  auto out = Hunt();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->verdict, kHuntOperator);
+  EXPECT_EQ(out->candidate_commit, change_commit_);
+  auto runs = runner_.Args("run_training");
+  ASSERT_EQ(runs.size(), 4u);
+  EXPECT_FALSE(runs[0].contains("mode"));  // the baseline runs here, in its shadow worktree
+  EXPECT_EQ(runs[0]["worktree"], (options_.report_dir / "hunt" / "shadow-hunt-baseline").string());
+  EXPECT_EQ(runs[1]["mode"], "remote");
+  EXPECT_EQ(runs[1]["worktree"], remote_wt_.string());
+  EXPECT_EQ(runs[1]["ssh"]["password_env"], "PARITY_HUNT_SSH_PASSWORD_TEST");
+  EXPECT_EQ(runs[1]["ssh"]["known_hosts"], sshd_.known_hosts().string());
+  for (const auto& call : runner_.calls) EXPECT_EQ(call.second.dump().find("pw-unit-SECRET"), std::string::npos);
+  EXPECT_TRUE(probes_seen_remotely_) << "the rerun did not find the probes in the remote worktree";
+  json doc = HuntJson();
+  EXPECT_EQ(doc.dump().find("pw-unit-SECRET"), std::string::npos);
+  const json& loop = doc["hunt"];
+  EXPECT_EQ(loop["remote_worktrees"]["candidate"]["path"], remote_wt_.string());
+  EXPECT_EQ(loop["fetched"]["candidate"].size(), 1u);
+  EXPECT_TRUE(fs::exists(options_.report_dir / "hunt" / "remote" / "candidate" / "step0" / "rank0" / "dump.json"));
+  auto fd = runner_.Args("msprobe_first_diff").at(0);
+  EXPECT_EQ(fd["candidate_dump"], (options_.report_dir / "hunt" / "remote" / "candidate").string());
+  bool remote_restored = false;
+  for (const json& r : loop["restored"]) {
+    if (r.contains("remote")) remote_restored = r["remote"]["files"][0]["path"] == "model.py";
+  }
+  EXPECT_TRUE(remote_restored) << loop["restored"].dump();
+  EXPECT_FALSE(fs::exists(remote_wt_)) << "the remote worktree was not removed";
+  EXPECT_EQ(Git(repo_, {"worktree", "list"}).find("hunt-candidate"), std::string::npos);
+}
+
+TEST_F(HuntRemoteLoop, ALostConnectionStopsTheHuntButTheRemoteProbesAreStillReverted) {
+  kill_connections_ = true;
+  const std::string original = Git(repo_, {"show", change_commit_ + ":model.py"}) + "\n";
+  auto out = Hunt();
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().kind(), ErrorKind::kUnavailable) << out.status().ToString();
+  EXPECT_NE(out.status().message().find("config.json.test (remote root@127.0.0.1"), std::string::npos)
+      << out.status().ToString();
+  EXPECT_TRUE(probes_seen_remotely_);
+  // Reconnected for the revert: the file restored there, the helper gone.
+  std::ifstream in(remote_wt_ / "model.py");
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), original);
+  EXPECT_FALSE(fs::exists(remote_wt_ / "_parity_probe.py"));
+  ExpectAllReverted();
+  EXPECT_NE(out.status().hint().find("remote worktree " + remote_wt_.string()), std::string::npos) << out.status().hint();
+  Git(repo_, {"worktree", "remove", "--force", remote_wt_.string()});
 }
 
 TEST_F(HuntLoop, InputsDifferInstrumentTheStackFunctions) {
