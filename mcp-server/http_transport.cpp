@@ -113,6 +113,7 @@ Status HttpTransport::Serve(Server& server) {
   im.http.set_payload_max_length(im.options.max_body_bytes);
   im.http.set_read_timeout(im.options.read_timeout_s, 0);
   im.http.set_write_timeout(im.options.write_timeout_s, 0);
+  im.http.set_keep_alive_timeout(im.options.keep_alive_timeout_s);
   im.http.set_pre_routing_handler([&im](const httplib::Request& req, httplib::Response& res) {
     return im.Guard(req, res);
   });

@@ -34,6 +34,10 @@ struct HttpOptions {
   size_t max_sessions = 1024;
   int read_timeout_s = 30;
   int write_timeout_s = 30;
+  // How long an idle keep-alive connection is kept. cpp-httplib 0.11 waits this long on such
+  // a connection before it notices stop(), so it is also how long a SIGTERM takes to end
+  // `serve --http` after a client's last request (was its default, 5 s).
+  int keep_alive_timeout_s = 1;
 };
 
 class HttpTransport : public Transport {
