@@ -16,6 +16,14 @@ using json = nlohmann::json;
 
 std::string ErrorText(const mcp::ToolResult& r) { return r.content.dump(); }
 
+// The real statistics-mode dumps, their recorded paths mapped onto the fixture folder.
+json StatisticsArgs(const fs::path& fixtures) {
+  return {{"baseline_dump", (fixtures / "dumps/baseline/statistics_L1").string()},
+          {"candidate_dump", (fixtures / "dumps/candidate/statistics_L1").string()},
+          {"step", 0},
+          {"path_map", {{"/home/ma-user/work/toy-block/", fixtures.string()}}}};
+}
+
 TEST(MsprobeFirstDiffTool, ArgumentErrorsNameThePath) {
   msprobe::testing::TempDir dir;
   parity::testing::FakeContext ctx(dir.path());
@@ -42,10 +50,7 @@ TEST(MsprobeFirstDiffTool, WritesHuntJsonTableAndLedger) {
   msprobe::testing::TempDir dir;
   parity::testing::FakeContext ctx(dir.path() / "numerical_report");
   auto tool = MakeMsprobeFirstDiffTool();
-  json args = {{"baseline_dump", (fixtures / "dumps/baseline/statistics_L1").string()},
-               {"candidate_dump", (fixtures / "dumps/candidate/statistics_L1").string()},
-               {"step", 0},
-               {"path_map", {{"/home/ma-user/work/toy-block/", fixtures.string()}}}};
+  json args = StatisticsArgs(fixtures);
   auto result = tool.handler(args, ctx);
   ASSERT_FALSE(result.is_error) << result.content.dump();
   const json& out = result.structured;
@@ -72,11 +77,8 @@ TEST(MsprobeFirstDiffTool, UserCodeFragmentsDecideWhichFrameIsTheUsers) {
   msprobe::testing::TempDir dir;
   parity::testing::FakeContext ctx(dir.path() / "numerical_report");
   auto tool = MakeMsprobeFirstDiffTool();
-  json args = {{"baseline_dump", (fixtures / "dumps/baseline/statistics_L1").string()},
-               {"candidate_dump", (fixtures / "dumps/candidate/statistics_L1").string()},
-               {"step", 0},
-               {"path_map", {{"/home/ma-user/work/toy-block/", fixtures.string()}}},
-               {"user_code", {"/toy-block/"}}};
+  json args = StatisticsArgs(fixtures);
+  args["user_code"] = {"/toy-block/"};
   auto matched = tool.handler(args, ctx);
   ASSERT_FALSE(matched.is_error) << matched.content.dump();
   const json& hit = matched.structured["first_divergence"];
