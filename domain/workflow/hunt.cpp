@@ -833,9 +833,10 @@ class Hunt {
   // The local worktree's restored bytes uploaded and checked on the host; after a failure
   // (a lost connection, most likely), once more on a new connection.
   Result<json> RestoreRemoteSide(Side& s) {
-    auto restored = RestoreRemote(*s.host, s.worktree, s.remote_worktree, s.remote_probed, s.helper, o_.cancel);
+    const CancellationToken never;  // also after a cancel: the probes must go
+    auto restored = RestoreRemote(*s.host, s.worktree, s.remote_worktree, s.remote_probed, s.helper, never);
     if (!restored.ok() && s.host->Reconnect().ok()) {
-      restored = RestoreRemote(*s.host, s.worktree, s.remote_worktree, s.remote_probed, s.helper, o_.cancel);
+      restored = RestoreRemote(*s.host, s.worktree, s.remote_worktree, s.remote_probed, s.helper, never);
     }
     if (restored.ok()) return restored;
     return std::move(restored).take_status().Context(SideWhere(c_, *s.config, s.key) + ": restoring the probed files")

@@ -30,6 +30,7 @@ Result<ProcessResult> Run(run::Host& host, const std::vector<std::string>& argv,
   o.env_set = {{"GIT_OPTIONAL_LOCKS", "0"}};
   auto r = host.Exec(argv, o);
   if (!r.ok()) return std::move(r).take_status().Context(what);
+  if (r->cancelled) return Cancelled(what + ": cancelled");
   return r;
 }
 

@@ -494,6 +494,49 @@ TEST_F(HuntRemoteLoop, ALostConnectionStopsTheHuntButTheRemoteProbesAreStillReve
   Git(repo_, {"worktree", "remove", "--force", remote_wt_.string()});
 }
 
+TEST_F(HuntRemoteLoop, ACancelDuringTheRerunStillRevertsTheRemoteProbes) {
+  CancellationSource cancel;
+  options_.cancel = cancel.token();
+  auto run = runner_.handlers["run_training"];
+  runner_.handlers["run_training"] = [&cancel, run](const json& a) -> Result<json> {
+    if (a["config"] == "hunt_probe1" && a["side"] == "candidate") cancel.Cancel();  // as SIGINT does
+    return run(a);
+  };
+  const std::string original = Git(repo_, {"show", change_commit_ + ":model.py"}) + "\n";
+  auto out = Hunt();
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().kind(), ErrorKind::kCancelled) << out.status().ToString();
+  EXPECT_TRUE(probes_seen_remotely_);
+  std::ifstream in(remote_wt_ / "model.py");
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), original);
+  EXPECT_FALSE(fs::exists(remote_wt_ / "_parity_probe.py"));
+  ExpectAllReverted();
+  Git(repo_, {"worktree", "remove", "--force", remote_wt_.string()});
+}
+
+TEST_F(HuntRemoteLoop, TheRemoteLogPathIsFetched) {
+  // log_path on the host: the newest file the run wrote there is copied into the report.
+  config_.baseline.log_path = (repo_ / "logs").string();
+  config_.test.log_path = (repo_ / "logs").string();  // mapped into the remote worktree
+  write_log_ = true;
+  log_verdict_ = "PASS";
+  auto out = Hunt();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  auto compare = runner_.Args("compare_logs").at(0);
+  EXPECT_EQ(compare["candidate"], (options_.report_dir / "hunt/logs/candidate_hunt_logs.log").string());
+  std::ifstream kept(options_.report_dir / "hunt/logs/candidate_hunt_logs.log");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), {}), "step: 1 loss: 1.0\n");
+  EXPECT_EQ(runner_.Args("run_training").at(1)["worktree"], remote_wt_.string());
+  // Not written there by the run: an error naming the field and the host.
+  write_log_ = false;
+  runner_.calls.clear();
+  config_.baseline.log_path.clear();
+  auto missing = Hunt();
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("config.json.test.log_path"), std::string::npos) << missing.status().ToString();
+  EXPECT_NE(missing.status().message().find("on root@127.0.0.1"), std::string::npos) << missing.status().ToString();
+}
+
 TEST_F(HuntLoop, InputsDifferInstrumentTheStackFunctions) {
   first1_ = Probe("before", "y", "model.py:3", "torch.Tensor");
   first2_ = Probe("entry", "argv", "train.py:1", "list");  // a non-tensor first: skipped for the tensor
