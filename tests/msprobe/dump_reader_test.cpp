@@ -287,6 +287,30 @@ TEST(Compare, RenamesWithoutCounterLikeMsprobe) {
   EXPECT_EQ(EntryOfRowName("Module.fc1.Linear.parameters_grad.0.weight"), "Module.fc1.Linear.parameters_grad.0");
 }
 
+// Rows across several 4 MiB chunks (the first mapped lazily, the others populated): every
+// record where it was put, by index and by iteration, 64-byte aligned.
+TEST(DumpReader, ChunkedRowsKeepEveryRecordAcrossChunks) {
+  ChunkedVector<Row> rows;
+  const uint32_t count = 3 * (4u << 20) / sizeof(Row) + 17;
+  for (uint32_t i = 0; i < count; ++i) {
+    Row row;
+    row.suffix = i;
+    row.values[2] = i * 0.5;
+    rows.push_back(row);
+  }
+  ASSERT_EQ(rows.size(), count);
+  uint32_t at = 0;
+  for (const Row& row : rows) {
+    ASSERT_EQ(row.suffix, at);
+    ASSERT_EQ(row.values[2], at * 0.5);
+    ASSERT_EQ(reinterpret_cast<uintptr_t>(&row) % 64, 0u);
+    ++at;
+  }
+  EXPECT_EQ(at, count);
+  EXPECT_EQ(rows[count - 1].suffix, count - 1);
+  EXPECT_EQ(rows[(4u << 20) / sizeof(Row)].suffix, (4u << 20) / sizeof(Row));
+}
+
 // The recent-text cache's compare: equal only when every byte is, at every length and
 // difference position (the word compares overlap for 4-7 and 8-16 bytes).
 TEST(DumpReader, RecentTextCompareSeesEveryByte) {
