@@ -7,6 +7,7 @@ The SSH host is this same machine: the demo repository's path is handed to parit
 remote code_path (and the msprobe folders only as remote folders); what parity did over SSH
 is checked from the ledger (every training's host) and hunt.json.
 
+  without --yes      exit 2: the test tree's uncommitted file listed, nothing made on the host
   both sides remote, numerics/gelu-tanh   exit 1, "inputs equal, output differs" at the planted
                      file:line with the planted hunk; the remote worktrees are gone afterwards;
                      the revert of every remote injected file was verified on the host by SHA-256
@@ -181,6 +182,18 @@ def main():
         try:
             before = user_state(repo)
             remote = lambda ref: ("remote", repo, ref, sshd.ssh_block())
+
+            # Without --yes the test tree's uncommitted infra change is listed and nothing is made.
+            config = write_config(dest, "consent", remote("main"), remote("numerics/gelu-tanh"))
+            p = subprocess.run([parity, "hunt", "--config", config, "--report-dir", os.path.join(dest, "report-consent")],
+                               capture_output=True, text=True, timeout=300)
+            refused = json.loads(p.stdout).get("error", {})
+            if p.returncode != 2 or "--yes" not in refused.get("hint", "") or \
+                    "scripts/run_train.sh" not in json.dumps(refused.get("evidence")):
+                fail(f"consent: exit {p.returncode}, {p.stdout}\n{p.stderr}")
+            if worktrees_of(repo) != [repo] or PASSWORD in p.stdout + p.stderr:
+                fail(f"consent: worktrees made before consent: {worktrees_of(repo)}")
+            print(f"consent: refused without --yes: {refused['message'][:100]}")
 
             # Both sides remote: the planted line; the remote worktrees go; reverts verified there.
             report = os.path.join(dest, "report-remote")
