@@ -255,6 +255,58 @@ TEST(Compare, RelativeCheckersDecideAsTheExactValuesDo) {
   EXPECT_LT(warnings, apis - 100);
 }
 
+std::string EntriesDump(const std::vector<std::pair<std::string, double>>& entries) {
+  std::string text = R"({"task": "statistics", "level": "L1", "data": {)";
+  for (size_t i = 0; i < entries.size(); ++i) {
+    std::string leaf = R"({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4], "Max": 1.0, "Min": 0.0, "Mean": 0.5, "Norm": )" +
+                       PyFloatRepr(entries[i].second) + "}";
+    text += (i ? ",\n\"" : "\n\"") + entries[i].first + "\": {\"input_args\": [" + leaf + "], \"output\": [" + leaf + "]}";
+  }
+  return text + "}}";
+}
+
+// Entries out of order (the index finds them), and a key the baseline holds twice: the
+// first one is matched, as msprobe's merge keeps the first.
+TEST(Compare, MatchesEntriesOutOfOrderAndTheFirstOfADuplicateKey) {
+  auto bench = ParseDumpJson(EntriesDump({{"Torch.add.0.forward", 1}, {"Torch.mul.0.forward", 2},
+                                          {"Torch.add.0.forward", 3}, {"Torch.sub.0.forward", 4}}),
+                             "bench.json");
+  auto npu = ParseDumpJson(EntriesDump({{"Torch.sub.0.forward", 4}, {"Torch.add.0.forward", 1}, {"Torch.mul.0.forward", 2}}),
+                           "npu.json");
+  ASSERT_TRUE(bench.ok() && npu.ok());
+  ASSERT_EQ(bench->entries.size(), 4u);
+  auto table = Compare(*npu, *bench, {});
+  ASSERT_TRUE(table.ok());
+  ASSERT_EQ(table->rows.size(), 6u);
+  const uint32_t want_bench_entry[] = {3, 3, 0, 0, 1, 1};
+  for (size_t i = 0; i < 6; ++i) {
+    const Row* b = table->BenchRow(table->rows[i]);
+    ASSERT_NE(b, nullptr) << i;
+    EXPECT_EQ(b->entry, want_bench_entry[i]) << i;
+    EXPECT_TRUE(table->Identical(table->rows[i])) << i;
+  }
+  EXPECT_EQ(table->bench_rows_unmatched, 2u);  // the duplicate's two rows
+}
+
+// msprobe counts a row as an output when ".output." appears anywhere in its name, the
+// entry's part included (".outputs." does not count).
+TEST(Compare, AnEntryNamedWithOutputMakesItsRowsOutputs) {
+  auto bench = ParseDumpJson(EntriesDump({{"Module.block.output.Linear.forward.0", 1}, {"Module.outputs.Linear.forward.0", 1}}),
+                             "bench.json");
+  auto npu = ParseDumpJson(EntriesDump({{"Module.block.output.Linear.forward.0", 4}, {"Module.outputs.Linear.forward.0", 4}}),
+                           "npu.json");
+  ASSERT_TRUE(bench.ok() && npu.ok());
+  auto table = Compare(*npu, *bench, {});
+  ASSERT_TRUE(table.ok());
+  ASSERT_EQ(table->rows.size(), 4u);
+  // All outputs: no input bounds the error, every row's 300% is > 50%.
+  EXPECT_TRUE(table->rows[0].checks & kRelativeError);
+  EXPECT_TRUE(table->rows[1].checks & kRelativeError);
+  // An input at 300%: the output's error is not flagged (inputs already differ).
+  EXPECT_FALSE(table->rows[2].checks & kRelativeError);
+  EXPECT_FALSE(table->rows[3].checks & kRelativeError);
+}
+
 TEST(Compare, DtypeGateUnmatchesIncompatibleDtypes) {
   auto bench = ParseDumpJson(StatDump("1.0", "torch.int64", "1.0"), "bench.json");
   auto npu = ParseDumpJson(StatDump("1.0", "torch.float32", "1.0"), "npu.json");
