@@ -13,7 +13,13 @@
 //   5. every instrumented run must reproduce its uninstrumented run's loss and grad norm
 //      (else the probes perturbed the numerics: "inconclusive").
 // Probes are reverted byte for byte after every rerun and on every error path (checked with
-// inject_prints status). Nothing is ever edited to fix anything. The result extends
+// inject_prints status). Nothing is ever edited to fix anything.
+//
+// A side may run over SSH (config mode "remote"), and the two code_paths may be different
+// repositories: then both commits are copied into a local shadow repository (hunt_shadow.h)
+// whose worktrees are analysed and injected, while a remote side runs in a worktree on its
+// host (hunt_remote.h): its dumps, log and events are fetched, its probes uploaded and their
+// revert checked there by SHA-256. The result extends
 // hunt/hunt.json with a "hunt" object (docs/CONTRACTS.md §4) and render_report shows it.
 #pragma once
 
