@@ -144,12 +144,8 @@ Status CreateRemoteWorktree(run::Host& host, const SideSource& src, const std::s
   PARITY_ASSIGN_OR_RETURN(std::string others, HostGit(*local, local_worktree.string(),
                                                       {"ls-files", "-o", "--exclude-standard", "-z"}, cancel,
                                                       "git ls-files in " + local_worktree.string()));
-  for (size_t at = 0; at < others.size();) {
-    size_t end = others.find('\0', at);
-    if (end == std::string::npos) end = others.size();
-    std::string rel = others.substr(at, end - at);
-    at = end + 1;
-    if (rel.empty() || rel.back() == '/') continue;
+  for (const std::string& rel : SplitNul(others)) {
+    if (rel.back() == '/') continue;
     PARITY_ASSIGN_OR_RETURN(std::string bytes, ReadLocal(local_worktree / rel));
     std::string to = path + "/" + rel;
     PARITY_RETURN_IF_ERROR(RunOk(host, {"mkdir", "-p", "--", fs::path(to).parent_path().string()}, cancel, what + ": mkdir"));
@@ -190,11 +186,7 @@ Result<std::vector<RemoteFile>> ListRemoteFiles(run::Host& host, const std::stri
     if (!there) return out;
     return run::HostCommandFailure("listing " + root, host, argv, r);
   }
-  for (size_t at = 0; at < r.out.size();) {
-    size_t end = r.out.find('\0', at);
-    if (end == std::string::npos) end = r.out.size();
-    std::string rec = r.out.substr(at, end - at);
-    at = end + 1;
+  for (const std::string& rec : SplitNul(r.out)) {
     size_t t1 = rec.find('\t'), t2 = t1 == std::string::npos ? t1 : rec.find('\t', t1 + 1);
     if (t2 == std::string::npos) continue;
     RemoteFile f;

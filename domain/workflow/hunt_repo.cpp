@@ -20,6 +20,17 @@ Result<std::string> HostGit(run::Host& host, const std::string& dir, const std::
   return out;
 }
 
+std::vector<std::string> SplitNul(const std::string& listing) {
+  std::vector<std::string> out;
+  for (size_t at = 0; at < listing.size();) {
+    size_t end = listing.find('\0', at);
+    if (end == std::string::npos) end = listing.size();
+    if (end > at) out.push_back(listing.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
 std::string SideWhere(const ComparerConfig& c, const ComparerSide& side, const std::string& key) {
   std::string where = c.name + "." + key;
   if (side.mode == "remote" && side.ssh) {

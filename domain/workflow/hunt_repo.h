@@ -46,6 +46,9 @@ Result<std::string> HostGit(run::Host& host, const std::string& dir, const std::
                             std::chrono::seconds timeout = std::chrono::seconds(120),
                             const std::map<std::string, std::string>& env = {});
 
+// The entries of a NUL-separated listing (`git ls-files -z`, `find -printf '...\0'`).
+std::vector<std::string> SplitNul(const std::string& listing);
+
 // How errors name a side: the config's key, and for a remote side its host.
 std::string SideWhere(const ComparerConfig& config, const ComparerSide& side, const std::string& key);
 

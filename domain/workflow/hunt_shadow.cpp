@@ -211,12 +211,8 @@ Result<std::vector<CarriedFile>> ListUncommitted(run::Host& host, const SideSour
   PARITY_ASSIGN_OR_RETURN(std::vector<CarriedFile> files, ParseRawDiff(raw));
   PARITY_ASSIGN_OR_RETURN(std::string others, HostGit(host, test.top, {"ls-files", "-o", "--exclude-standard", "-z"},
                                                       cancel, test.where + ": git ls-files -o"));
-  for (size_t at = 0; at < others.size();) {
-    size_t end = others.find('\0', at);
-    if (end == std::string::npos) end = others.size();
-    std::string p = others.substr(at, end - at);
-    at = end + 1;
-    if (p.empty() || p.back() == '/') continue;  // a nested repository: not part of this tree
+  for (const std::string& p : SplitNul(others)) {
+    if (p.back() == '/') continue;  // a nested repository: not part of this tree
     files.push_back({p, "untracked", "100644"});
   }
   std::vector<CarriedFile> kept;
