@@ -1,5 +1,6 @@
 #include "domain/workflow/hunt_remote.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
@@ -109,7 +110,9 @@ Result<std::unique_ptr<run::Host>> ConnectSide(const run::SshTarget& target, con
   auto host = run::ConnectSsh(target);
   if (host.ok()) return host;
   Status s = std::move(host).take_status().Context(where);
-  if (s.message().find("not in") != std::string::npos && s.message().find("host key") != std::string::npos) {
+  const bool host_key = std::any_of(s.evidence().begin(), s.evidence().end(),
+                                    [](const EvidenceItem& e) { return e.name == "fingerprint"; });
+  if (host_key) {  // unknown or changed: the config can also name the file that has it
     s.WithHint(s.hint() + "; or point the side's ssh.known_hosts (parity's addition to the config) at a file that has it");
   }
   return s;
