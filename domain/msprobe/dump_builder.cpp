@@ -385,9 +385,9 @@ void DumpBuilder::Flatten(od::value value, RowState state, int depth, bool param
 
 // One leaf object (a dict with a string "type"), as msprobe's gen_op_item makes a row.
 uint32_t DumpBuilder::InternSuffix() {
-  if (uint32_t id = recent_suffixes_.Find(path_)) return id;
+  if (uint32_t id = suffixes_.Find(path_)) return id;
   uint32_t id = pool_.Intern(path_);
-  recent_suffixes_.Add(pool_.Text(id), id);
+  suffixes_.Add(pool_.Text(id), id);
   return id;
 }
 

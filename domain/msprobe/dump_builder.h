@@ -76,6 +76,34 @@ class RecentTexts {
   size_t next_ = 0;
 };
 
+// Texts seen before -> pool id, in 256 slots picked by a hash of the text's first and last
+// eight bytes: row suffixes vary more than RecentTexts' last eight hold (one in ten missed
+// them), and one slot is one compare. A slot keeps the last text that hashed to it.
+class TextCache {
+ public:
+  uint32_t Find(std::string_view text) const {
+    const Slot& slot = slots_[Index(text)];
+    return slot.id != 0 && slot.text.size() == text.size() && SameBytes(slot.text.data(), text.data(), text.size())
+               ? slot.id
+               : 0;
+  }
+  void Add(std::string_view stored, uint32_t id) { slots_[Index(stored)] = {stored, id}; }
+
+ private:
+  struct Slot {
+    std::string_view text;
+    uint32_t id = 0;
+  };
+  static size_t Index(std::string_view text) {
+    uint64_t head = 0, tail = 0;
+    std::memcpy(&head, text.data(), std::min<size_t>(text.size(), 8));
+    if (text.size() > 8) std::memcpy(&tail, text.data() + text.size() - 8, 8);
+    uint64_t h = (head * 0x9E3779B97F4A7C15ull) ^ (tail * 0xC2B2AE3D27D4EB4Full) ^ text.size();
+    return static_cast<size_t>(h >> 56);  // 256 slots
+  }
+  std::array<Slot, 256> slots_{};
+};
+
 // Shapes of up to four dimensions -> pool id, keyed by the dimensions (the DOM walk's shape
 // lookup: no text is built or hashed byte by byte per leaf). Open addressing, half full at most.
 class ShapeTable {
@@ -180,7 +208,7 @@ class DumpBuilder {
   std::string last_shape_raw_;
   uint32_t last_shape_ = 0;
   ShapeTable dom_shapes_;  // the DOM walk's shapes by dimensions (more than four: shapes_)
-  RecentTexts recent_suffixes_;  // ".input.0", ".input.1", ".output.0" ...
+  TextCache suffixes_;  // ".input.0", ".input.1", ".output.0" ...
   std::string path_;  // the row name being built, relative to its entry
   // Rows go straight to dump_.rows; each row source of the body is a span there, which
   // EndBody reorders only when the keys did not come in msprobe's order.

@@ -363,6 +363,29 @@ TEST(DumpReader, ChunkedRowsKeepEveryRecordAcrossChunks) {
   EXPECT_EQ(rows[(4u << 20) / sizeof(Row)].suffix, (4u << 20) / sizeof(Row));
 }
 
+// The suffix cache: a hit is the id of that very text, at every length (short texts are
+// hashed from a partial word, long ones from their ends), and colliding texts only evict.
+TEST(DumpReader, SuffixCacheAnswersOnlyForTheSameText) {
+  internal::TextCache cache;
+  std::vector<std::string> texts = {""};  // distinct texts, all kept alive (the cache holds views)
+  for (size_t size = 1; size <= 40; ++size) {
+    for (char c : {'a', 'b'}) {
+      std::string text(size, '.');
+      text.back() = c;
+      if (size > 3) text[size / 2] = c;
+      texts.push_back(text);
+    }
+  }
+  for (int round = 0; round < 2; ++round) {
+    for (size_t i = 0; i < texts.size(); ++i) {
+      uint32_t id = cache.Find(texts[i]);
+      EXPECT_TRUE(id == 0 || id == i + 1) << texts[i] << " " << id;
+      cache.Add(texts[i], static_cast<uint32_t>(i + 1));
+      EXPECT_EQ(cache.Find(texts[i]), i + 1) << texts[i];
+    }
+  }
+}
+
 // The recent-text cache's compare: equal only when every byte is, at every length and
 // difference position (the word compares overlap for 4-7 and 8-16 bytes).
 TEST(DumpReader, RecentTextCompareSeesEveryByte) {
