@@ -12,6 +12,7 @@
 #include "domain/workflow/hunt_remote.h"
 #include "domain/workflow/hunt_shadow.h"
 #include "support/subprocess.h"
+#include "tests/common/git_cli.h"
 #include "tests/common/temp_dir.h"
 #include "tests/run/sshd_fixture.h"
 
@@ -24,18 +25,7 @@ using ::testing::HasSubstr;
 using testing_support::TempDir;
 constexpr auto& Write = testing_support::WriteFile;
 
-std::string Git(const fs::path& repo, std::vector<std::string> args) {
-  ProcessOptions o;
-  o.argv = {"git", "-C", repo.string()};
-  o.argv.insert(o.argv.end(), args.begin(), args.end());
-  o.env_set = {{"GIT_AUTHOR_NAME", "t"}, {"GIT_AUTHOR_EMAIL", "t@example.com"}, {"GIT_COMMITTER_NAME", "t"},
-               {"GIT_COMMITTER_EMAIL", "t@example.com"}, {"GIT_CONFIG_GLOBAL", "/dev/null"}};
-  auto r = RunProcess(o);
-  EXPECT_TRUE(r.ok() && r->success()) << ShellQuote(o.argv) << "\n" << (r.ok() ? r->err : r.status().ToString());
-  std::string out = r.ok() ? r->out : "";
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
-}
+using testing_support::Git;
 
 std::string Slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
