@@ -17,6 +17,7 @@
 #include "domain/git/worktrees.h"
 #include "domain/inject/inject.h"
 #include "support/subprocess.h"
+#include "tests/common/git_cli.h"
 
 namespace parity::inject {
 
@@ -66,8 +67,7 @@ inline ProcessResult RunCmd(const std::vector<std::string>& argv, const fs::path
   o.argv = argv;
   o.cwd = cwd;
   o.timeout = std::chrono::seconds(120);
-  o.env_set = {{"GIT_AUTHOR_NAME", "t"}, {"GIT_AUTHOR_EMAIL", "t@example.com"},
-               {"GIT_COMMITTER_NAME", "t"}, {"GIT_COMMITTER_EMAIL", "t@example.com"}};
+  o.env_set = testing_support::GitTestEnv();
   auto r = RunProcess(o);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   return r.ok() ? *r : ProcessResult{};

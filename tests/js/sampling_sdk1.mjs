@@ -5,8 +5,8 @@
 //
 // usage: node sampling_sdk1.mjs <server target (see lib/harness.mjs)>
 import "./lib/deps.mjs";
-import { check, cleanupAll, onCleanup, parseArgs, resolveTarget, step, watchdog } from "./lib/harness.mjs";
-import { countToolCalls, makeRepository, runSamplingSteps, StandInModel } from "./lib/sampling_steps.mjs";
+import { check, cleanupAll, onCleanup, parseArgs, step, watchdog } from "./lib/harness.mjs";
+import { openSamplingTransport, runSamplingSteps, StandInModel } from "./lib/sampling_steps.mjs";
 
 const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
 const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
@@ -23,13 +23,8 @@ const model = new StandInModel();
 const client = new Client({ name: "parity-test-sampling-sdk1", version: "1.0.0" }, { capabilities: { sampling: {} } });
 client.setRequestHandler(CreateMessageRequestSchema, async (request) => model.answer(request.params));
 
-const fixture = await step("git repository with model.py", () => makeRepository());
-process.chdir(fixture.root);  // the server's working directory: nothing lands in the build tree
-const endpoint = await step("start server", () => resolveTarget(target));
-const transport = endpoint.stdio
-  ? new StdioClientTransport({ ...endpoint.stdio, cwd: fixture.root, stderr: "inherit" })
-  : new StreamableHTTPClientTransport(new URL(endpoint.url));
-const toolCalls = countToolCalls(transport);
+const { fixture, endpoint, transport, toolCalls } =
+  await openSamplingTransport({ target, StdioClientTransport, StreamableHTTPClientTransport });
 
 await step("initialize (2025-11-25 handshake) declaring sampling", async () => {
   await client.connect(transport);

@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "domain/logs/log_parser.h"
@@ -51,18 +52,28 @@ void ExpectShrankError(const Result<ParseResult>& r, const std::filesystem::path
   EXPECT_NE(m.find("is " + std::to_string(after) + " bytes now"), std::string::npos) << m;
 }
 
+// Parses `path`, running `change` (once) when the parser reports `after_bytes` read;
+// `ran` says whether it did.
+Result<ParseResult> ParseChangingOnce(const std::filesystem::path& path, uint64_t after_bytes,
+                                      const std::function<void()>& change, bool& ran) {
+  ParseOptions o;
+  ran = false;
+  o.progress = [&](uint64_t done, uint64_t) {
+    if (ran || done < after_bytes) return;
+    ran = true;
+    change();
+  };
+  return ParseLog(path, o);
+}
+
 TEST(ShrinkingLog, TruncatedByAnotherThreadIsAnError) {
   ScratchDir dir;
   const auto path = dir.Write("train.log", MegatronLog(1, kSteps));
   const off_t size = static_cast<off_t>(std::filesystem::file_size(path));
-  ParseOptions o;
   bool truncated = false;
-  o.progress = [&](uint64_t done, uint64_t) {
-    if (truncated || done < (2u << 20)) return;
-    truncated = true;
-    std::thread([&] { ASSERT_EQ(::truncate(path.c_str(), 100000), 0); }).join();
-  };
-  auto r = ParseLog(path, o);
+  auto r = ParseChangingOnce(
+      path, 2u << 20, [&] { std::thread([&] { ASSERT_EQ(::truncate(path.c_str(), 100000), 0); }).join(); },
+      truncated);
   ASSERT_TRUE(truncated);
   ExpectShrankError(r, path, size, 100000);
 }
@@ -71,19 +82,18 @@ TEST(ShrinkingLog, TruncatedToZeroByAnotherProcessIsAnError) {
   ScratchDir dir;
   const auto path = dir.Write("train.log", MegatronLog(1, kSteps));
   const off_t size = static_cast<off_t>(std::filesystem::file_size(path));
-  ParseOptions o;
   bool truncated = false;
-  o.progress = [&](uint64_t done, uint64_t) {
-    if (truncated || done < (1u << 20)) return;
-    truncated = true;
-    // What copytruncate does: another process empties the file in place.
-    const pid_t child = ::fork();
-    if (child == 0) _exit(::truncate(path.c_str(), 0) == 0 ? 0 : 1);
-    int status = 0;
-    ASSERT_EQ(::waitpid(child, &status, 0), child);
-    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  };
-  auto r = ParseLog(path, o);
+  auto r = ParseChangingOnce(
+      path, 1u << 20,
+      [&] {
+        // What copytruncate does: another process empties the file in place.
+        const pid_t child = ::fork();
+        if (child == 0) _exit(::truncate(path.c_str(), 0) == 0 ? 0 : 1);
+        int status = 0;
+        ASSERT_EQ(::waitpid(child, &status, 0), child);
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+      },
+      truncated);
   ASSERT_TRUE(truncated);
   ExpectShrankError(r, path, size, 0);
 }
@@ -110,14 +120,11 @@ TEST(ShrinkingLog, ParsesAgainOnceTheWriterIsDone) {
 TEST(ShrinkingLog, GrowingLogIsReadToItsNewEnd) {
   ScratchDir dir;
   const auto path = dir.Write("train.log", MegatronLog(1, kSteps));
-  ParseOptions o;
   bool appended = false;
-  o.progress = [&](uint64_t done, uint64_t) {
-    if (appended || done < (1u << 20)) return;
-    appended = true;
-    std::ofstream(path, std::ios::binary | std::ios::app) << MegatronLog(kSteps + 1, kSteps + 1000);
-  };
-  auto r = ParseLog(path, o);
+  auto r = ParseChangingOnce(
+      path, 1u << 20,
+      [&] { std::ofstream(path, std::ios::binary | std::ios::app) << MegatronLog(kSteps + 1, kSteps + 1000); },
+      appended);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_TRUE(appended);
   EXPECT_EQ(r->lines, kSteps + 1000);

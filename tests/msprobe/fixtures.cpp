@@ -8,6 +8,7 @@
 
 #include "domain/msprobe/compare_csv.h"
 #include "support/subprocess.h"
+#include "tests/common/git_cli.h"
 
 namespace parity::msprobe::testing {
 
@@ -44,8 +45,7 @@ int Run(const std::vector<std::string>& argv, const fs::path& cwd) {
   options.argv = argv;
   options.cwd = cwd;
   options.timeout = std::chrono::seconds(60);
-  options.env_set = {{"GIT_AUTHOR_NAME", "t"}, {"GIT_AUTHOR_EMAIL", "t@example.com"},
-                     {"GIT_COMMITTER_NAME", "t"}, {"GIT_COMMITTER_EMAIL", "t@example.com"}};
+  options.env_set = testing_support::GitTestEnv();
   auto result = RunProcess(options);
   if (!result.ok()) {
     ADD_FAILURE() << result.status().ToString();

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "support/subprocess.h"
+#include "tests/common/git_cli.h"
 
 namespace parity::testing {
 
@@ -14,8 +15,7 @@ std::string Capture(const std::vector<std::string>& argv, const fs::path& cwd) {
   o.argv = argv;
   o.cwd = cwd;
   o.timeout = std::chrono::seconds(120);
-  o.env_set = {{"GIT_AUTHOR_NAME", "t"}, {"GIT_AUTHOR_EMAIL", "t@example.com"}, {"GIT_COMMITTER_NAME", "t"},
-               {"GIT_COMMITTER_EMAIL", "t@example.com"}};
+  o.env_set = testing_support::GitTestEnv();
   auto r = RunProcess(o);
   if (!r.ok() || !r->success()) {
     throw std::runtime_error("command failed: " + ShellQuote(argv) + "\n" + (r.ok() ? r->err : r.status().message()));

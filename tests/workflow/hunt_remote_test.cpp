@@ -153,7 +153,8 @@ class HuntRemoteSsh : public ::testing::Test {
     c_.name = "config.json";
     c_.test.mode = "remote";
     c_.test.code_path = remote_repo_.string();
-    c_.test.ssh = ComparerSsh{"127.0.0.1", "root", sshd_.port(), "pw-NEVER-shown"};
+    c_.test.ssh = ComparerSsh{"127.0.0.1", "root", sshd_.port(), "pw-NEVER-shown", std::nullopt, std::nullopt,
+                              std::nullopt};
   }
   testing::SshdFixture sshd_;
   TempDir dir_;

@@ -637,7 +637,7 @@ TEST_F(HuntLoop, RefusesWhatItCannotDo) {
   // A remote side whose host does not answer (nothing listens on port 1): the error names
   // the side and its host, never the password, and nothing is called.
   config_.test.mode = "remote";
-  config_.test.ssh = ComparerSsh{"127.0.0.1", "root", 1, "s3cret-pw"};
+  config_.test.ssh = ComparerSsh{"127.0.0.1", "root", 1, "s3cret-pw", std::nullopt, std::nullopt, std::nullopt};
   auto remote = Hunt();
   ASSERT_FALSE(remote.ok());
   EXPECT_NE(remote.status().message().find("config.json.test (remote root@127.0.0.1:1)"), std::string::npos)

@@ -12,6 +12,7 @@
 #include "domain/workflow/premerge_config.h"
 #include "domain/workflow/repo_catalog.h"
 #include "support/subprocess.h"
+#include "tests/common/git_cli.h"
 #include "tests/common/temp_dir.h"
 
 namespace parity::workflow {
@@ -23,16 +24,7 @@ using nlohmann::json;
 using testing_support::TempDir;
 constexpr auto& Write = testing_support::WriteFile;
 
-void Git(const fs::path& repo, std::vector<std::string> args) {
-  ProcessOptions o;
-  o.argv = {"git", "-C", repo.string()};
-  o.argv.insert(o.argv.end(), args.begin(), args.end());
-  o.env_set = {{"GIT_AUTHOR_NAME", "t"}, {"GIT_AUTHOR_EMAIL", "t@example.com"}, {"GIT_COMMITTER_NAME", "t"},
-               {"GIT_COMMITTER_EMAIL", "t@example.com"}};
-  auto r = RunProcess(o);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  ASSERT_TRUE(r->success()) << ShellQuote(o.argv) << "\n" << r->err;
-}
+using testing_support::Git;
 
 TEST(RepoCatalog, TorchtitanLayoutAndToyModulesTable) {
   TempDir dir;

@@ -16,7 +16,7 @@ import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { check, onCleanup, step } from "./harness.mjs";
+import { check, onCleanup, resolveTarget, step } from "./harness.mjs";
 import { resultText } from "./mcp_checks.mjs";
 
 const PYTHON = "/usr/bin/python3";  // Debian's, with torch (the first python3 on PATH has none)
@@ -132,6 +132,19 @@ export function makeRepository() {
   git("add", "model.py");
   git("commit", "-q", "-m", "toy");
   return { root, repo, reportDir: join(root, "report") };
+}
+
+// What both scripts do before connecting, whatever the SDK: the repository, the server
+// started from inside it (resolveTarget: stdio or HTTP), the SDK's transport for it (its
+// own classes passed in) with its tools/call requests counted.
+export async function openSamplingTransport({ target, StdioClientTransport, StreamableHTTPClientTransport }) {
+  const fixture = await step("git repository with model.py", () => makeRepository());
+  process.chdir(fixture.root);  // the server's working directory: nothing lands in the build tree
+  const endpoint = await step("start server", () => resolveTarget(target));
+  const transport = endpoint.stdio
+    ? new StdioClientTransport({ ...endpoint.stdio, cwd: fixture.root, stderr: "inherit" })
+    : new StreamableHTTPClientTransport(new URL(endpoint.url));
+  return { fixture, endpoint, transport, toolCalls: countToolCalls(transport) };
 }
 
 // Counts the tools/call requests a client transport sends (wrapped before connecting): one
