@@ -317,17 +317,21 @@ std::string LastLines(std::string_view text, size_t max_lines, size_t max_bytes)
   return std::string(tail);
 }
 
-Status ProcessFailure(std::string what, const ProcessOptions& options, const ProcessResult& result) {
+Status CommandFailure(std::string what, const std::vector<std::string>& argv, const ProcessResult& result) {
   ErrorKind kind = result.cancelled ? ErrorKind::kCancelled
                    : result.timed_out ? ErrorKind::kDeadlineExceeded
                                       : ErrorKind::kUnavailable;
   Status s(kind, what + " failed: " + result.Describe());
-  s.WithEvidence("command", ShellQuote(options.argv));
-  s.WithEvidence("cwd", options.cwd.empty() ? std::filesystem::current_path().string() : options.cwd.string());
+  s.WithEvidence("command", ShellQuote(argv));
   s.WithEvidence("exit_status", result.Describe());
   if (!result.err.empty()) s.WithEvidence("stderr (last lines)", LastLines(result.err));
   if (!result.out.empty()) s.WithEvidence("stdout (last lines)", LastLines(result.out));
   return s;
+}
+
+Status ProcessFailure(std::string what, const ProcessOptions& options, const ProcessResult& result) {
+  return CommandFailure(std::move(what), options.argv, result)
+      .WithEvidence("cwd", options.cwd.empty() ? std::filesystem::current_path().string() : options.cwd.string());
 }
 
 }  // namespace parity

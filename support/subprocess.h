@@ -60,6 +60,8 @@ std::string ShellQuote(const std::vector<std::string>& argv);
 // A Status describing a failed run: "<what> failed: exit code 2", with evidence
 // command, cwd, exit status and the last lines of stderr/stdout.
 Status ProcessFailure(std::string what, const ProcessOptions& options, const ProcessResult& result);
+// The same for a command run elsewhere (over SSH): no working directory of ours to name.
+Status CommandFailure(std::string what, const std::vector<std::string>& argv, const ProcessResult& result);
 
 // The last `max_lines` lines of `text` (at most `max_bytes`), for evidence.
 std::string LastLines(std::string_view text, size_t max_lines = 30, size_t max_bytes = 4096);

@@ -365,19 +365,9 @@ Result<std::unique_ptr<Host>> OpenHost(const std::optional<SshTarget>& target) {
   return ConnectSsh(*target);
 }
 
-}  // namespace parity::run
-
-namespace parity::run {
-
 Status HostCommandFailure(const std::string& what, const Host& host, const std::vector<std::string>& argv,
                           const ProcessResult& r) {
-  Status s = r.timed_out   ? Status(ErrorKind::kDeadlineExceeded, what + " on " + host.Describe() + " timed out")
-             : r.cancelled ? Status(ErrorKind::kCancelled, what + " on " + host.Describe() + " was cancelled")
-                           : Unavailable(what + " on " + host.Describe() + " failed: " + r.Describe());
-  s.WithEvidence("command", ShellQuote(argv)).WithEvidence("exit_status", r.Describe());
-  if (!r.err.empty()) s.WithEvidence("stderr", LastLines(r.err, 10));
-  if (!r.out.empty()) s.WithEvidence("stdout", LastLines(r.out, 10));
-  return s;
+  return CommandFailure(what + " on " + host.Describe(), argv, r);
 }
 
 Result<uint64_t> DownloadFile(Host& host, const std::string& remote_path, const std::filesystem::path& local_path,

@@ -132,7 +132,7 @@ TEST_P(PdfOfEachVerdict, RendersWithChineseHeadingsVerdictCommitsAndPageNumbers)
   const std::string summary = (dir / "report" / "pr_summary.pdf").string();
   auto summary_text = RunOrFail({"pdftotext", "-enc", "UTF-8", summary, "-"});
   ASSERT_TRUE(summary_text.success()) << summary_text.out;
-  for (const std::string s : {std::string("PR 摘要"), std::string("差异统计"), std::string("逐 step 绝对差"), c.verdict,
+  for (const std::string& s : {std::string("PR 摘要"), std::string("差异统计"), std::string("逐 step 绝对差"), c.verdict,
                               reproduce["baseline"]["commit"].get<std::string>(),
                               reproduce["candidate"]["commit"].get<std::string>(), std::string("parity reproduce")}) {
     EXPECT_NE(summary_text.out.find(s), std::string::npos) << s << " missing from pr_summary.pdf";
