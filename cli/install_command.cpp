@@ -13,7 +13,6 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,6 +20,7 @@
 
 #include "support/embedded_files.h"
 #include "support/status.h"
+#include "support/file_read.h"
 
 namespace parity::skills {
 std::span<const EmbeddedFile> Files();
@@ -64,18 +64,13 @@ fs::path HomeDir() {
   return home && *home ? fs::path(home) : fs::current_path();
 }
 
-Result<std::string> ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot read " + path.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+// ~/.claude.json keeps per-project history and grows; parity refuses to load anything larger.
+constexpr uint64_t kMaxSettingsBytes = uint64_t{64} << 20;
 
 // The config file as JSON, or an empty object when it does not exist yet.
 Result<ojson> LoadConfig(const fs::path& path) {
   if (!fs::exists(path)) return ojson::object();
-  PARITY_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  PARITY_ASSIGN_OR_RETURN(std::string text, ReadFileLimited(path, kMaxSettingsBytes));
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) return ojson::object();
   ojson config = ojson::parse(text, nullptr, /*allow_exceptions=*/false);
   if (config.is_discarded() || !config.is_object()) {
@@ -126,7 +121,7 @@ std::vector<PlannedWrite> PlanSkills(const fs::path& skills_dir) {
     PlannedWrite w;
     w.path = skills_dir / std::string(f.path);
     w.content = std::string(f.content);
-    auto existing = ReadFile(w.path);
+    auto existing = ReadFileLimited(w.path, kMaxSettingsBytes);
     w.changed = !existing.ok() || *existing != w.content;
     w.summary = std::string(w.changed ? (existing.ok() ? "update" : "add") : "unchanged") + " skill file " +
                 w.path.string();

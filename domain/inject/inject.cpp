@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <fstream>
-#include <sstream>
 
 #include "domain/git/git_handle.h"
 #include "domain/git/worktrees.h"
 #include "domain/inject/embedded_python.h"
 #include "support/subprocess.h"
+#include "support/file_read.h"
 
 namespace parity::inject {
 
@@ -21,18 +21,6 @@ namespace {
 constexpr const char* kStateDir = ".parity_inject";
 constexpr const char* kHelper = "_parity_probe.py";
 constexpr uint64_t kMaxSourceBytes = 64 << 20;
-
-Result<std::string> ReadBytes(const fs::path& path) {
-  std::error_code ec;
-  auto size = fs::file_size(path, ec);
-  if (ec) return NotFound(path.string() + ": " + ec.message());
-  if (size > kMaxSourceBytes) return InvalidArgument(path.string() + ": larger than " + std::to_string(kMaxSourceBytes) + " bytes");
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes(size, '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(size));
-  if (!in) return Unavailable("cannot read " + path.string());
-  return bytes;
-}
 
 Status WriteBytes(const fs::path& path, const std::string& bytes) {
   std::error_code ec;
@@ -234,7 +222,7 @@ fs::path StatePath(const fs::path& worktree) { return worktree / kStateDir / "st
 Result<std::optional<json>> ReadState(const fs::path& worktree) {
   std::error_code ec;
   if (!fs::exists(StatePath(worktree), ec)) return std::optional<json>();
-  PARITY_ASSIGN_OR_RETURN(std::string text, ReadBytes(StatePath(worktree)));
+  PARITY_ASSIGN_OR_RETURN(std::string text, ReadFileLimited(StatePath(worktree), kMaxSourceBytes));
   json state = json::parse(text, nullptr, false);
   if (!state.is_object()) return FailedPrecondition(StatePath(worktree).string() + " is not readable JSON");
   return std::optional<json>(state);
@@ -285,7 +273,7 @@ Result<json> Analyze(const Options& options) {
     if (options.cancel.cancelled()) return Cancelled();
     if (!t.line && !t.function) return InvalidArgument(t.file + ": a target needs a line or a function");
     PARITY_ASSIGN_OR_RETURN(std::string rel, RelativeInside(options.worktree, t.file));
-    PARITY_ASSIGN_OR_RETURN(std::string bytes, ReadBytes(options.worktree / rel));
+    PARITY_ASSIGN_OR_RETURN(std::string bytes, ReadFileLimited(options.worktree / rel, kMaxSourceBytes));
     Question question{rel, bytes, rel + (t.line ? ":" + std::to_string(*t.line) : ""), json()};
     if (t.function) question.target = rel + ":" + *t.function;
     if (options.progress) options.progress(index, options.targets.size(), question.target);
@@ -334,7 +322,7 @@ Result<json> Inject(const Options& options) {
   std::map<std::string, std::string> originals, injected;
   int target_index = 0;
   for (const auto& [rel, targets] : by_file) {
-    PARITY_ASSIGN_OR_RETURN(std::string original, ReadBytes(options.worktree / rel));
+    PARITY_ASSIGN_OR_RETURN(std::string original, ReadFileLimited(options.worktree / rel, kMaxSourceBytes));
     std::string sha = Sha256Hex(original);
     auto expected = options.expected_sha256.find(rel);
     if (expected != options.expected_sha256.end() && expected->second != sha) {
@@ -400,11 +388,11 @@ Result<json> Revert(const fs::path& worktree, bool force) {
   json files = json::array();
   for (const json& f : (*state)["files"]) {
     std::string rel = f["path"];
-    PARITY_ASSIGN_OR_RETURN(std::string backup, ReadBytes(worktree / f["backup"].get<std::string>()));
+    PARITY_ASSIGN_OR_RETURN(std::string backup, ReadFileLimited(worktree / f["backup"].get<std::string>(), kMaxSourceBytes));
     if (Sha256Hex(backup) != f["sha256_original"]) {
       return FailedPrecondition("the saved original of " + rel + " does not match its recorded hash; not reverting");
     }
-    auto current = ReadBytes(worktree / rel);
+    auto current = ReadFileLimited(worktree / rel, kMaxSourceBytes);
     std::string current_sha = current.ok() ? Sha256Hex(*current) : "missing";
     if (current_sha != f["sha256_injected"] && current_sha != f["sha256_original"] && !force) {
       return FailedPrecondition(rel + " changed after the probes were injected; reverting would discard that change")
@@ -415,7 +403,7 @@ Result<json> Revert(const fs::path& worktree, bool force) {
   }
   for (const auto& [path, bytes] : restores) {
     PARITY_RETURN_IF_ERROR(WriteBytes(path, bytes));
-    PARITY_ASSIGN_OR_RETURN(std::string check, ReadBytes(path));
+    PARITY_ASSIGN_OR_RETURN(std::string check, ReadFileLimited(path, kMaxSourceBytes));
     if (Sha256Hex(check) != Sha256Hex(bytes)) return Internal(path.string() + " does not read back as its original bytes");
   }
   std::error_code ec;
@@ -431,7 +419,7 @@ Result<json> InjectStatus(const fs::path& worktree) {
   if (!state) return json{{"injected", false}};
   json files = json::array();
   for (const json& f : (*state)["files"]) {
-    auto current = ReadBytes(worktree / f["path"].get<std::string>());
+    auto current = ReadFileLimited(worktree / f["path"].get<std::string>(), kMaxSourceBytes);
     std::string sha = current.ok() ? Sha256Hex(*current) : "missing";
     files.push_back({{"path", f["path"]}, {"state", sha == f["sha256_injected"]   ? "injected"
                                                     : sha == f["sha256_original"] ? "original"

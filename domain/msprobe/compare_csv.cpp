@@ -11,6 +11,7 @@
 
 #include "domain/msprobe/pyrepr.h"
 #include "support/subprocess.h"
+#include "support/file_read.h"
 
 namespace parity::msprobe {
 

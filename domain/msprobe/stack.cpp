@@ -1,8 +1,7 @@
 #include "domain/msprobe/stack.h"
+#include "support/file_read.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -65,22 +64,6 @@ bool IsUserFrame(const Frame& frame, const std::vector<std::string>& user_code) 
 const std::vector<std::string>* StackIndex::Find(std::string_view entry) const {
   auto it = by_entry_.find(std::string(entry));
   return it == by_entry_.end() ? nullptr : &stacks_[it->second];
-}
-
-Result<std::string> ReadFileLimited(const std::filesystem::path& path, uint64_t max_bytes) {
-  std::error_code ec;
-  auto size = std::filesystem::file_size(path, ec);
-  if (ec) return NotFound(path.string() + ": " + ec.message());
-  if (size > max_bytes) {
-    return InvalidArgument(path.string() + ": " + std::to_string(size) + " bytes, more than the limit of " +
-                           std::to_string(max_bytes));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Unavailable(path.string() + ": cannot open");
-  std::string text(size, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(size));
-  if (static_cast<uint64_t>(in.gcount()) != size) return Unavailable(path.string() + ": short read");
-  return text;
 }
 
 Result<StackIndex> ParseStackJson(std::string_view text, const std::filesystem::path& origin) {

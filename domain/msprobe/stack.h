@@ -52,7 +52,5 @@ Result<StackIndex> ParseStackJson(std::string_view text, const std::filesystem::
 // construct.json: entry name -> parent module entry ("" or null at the top).
 Result<std::unordered_map<std::string, std::string>> ReadConstructJson(const std::filesystem::path& path);
 
-// Reads a whole file with a size limit; errors name the path.
-Result<std::string> ReadFileLimited(const std::filesystem::path& path, uint64_t max_bytes);
 
 }  // namespace parity::msprobe

@@ -3,35 +3,18 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include "domain/report/tarball.h"
+#include "support/file_read.h"
 
 namespace parity::report {
 
 namespace fs = std::filesystem;
 
-Result<std::string> ReadFile(const fs::path& path, size_t limit) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return NotFound(path.string() + ": no such file");
-  auto size = fs::file_size(path, ec);
-  if (ec) return Unavailable(path.string() + ": " + ec.message());
-  if (size > limit) {
-    return InvalidArgument(path.string() + ": " + std::to_string(size) + " bytes, more than the limit of " +
-                           std::to_string(limit));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Unavailable(path.string() + ": cannot be opened for reading");
-  std::string data(size, '\0');
-  in.read(data.data(), static_cast<std::streamsize>(size));
-  if (!in) return Unavailable(path.string() + ": read failed");
-  return data;
-}
-
 Result<json> ReadJsonFile(const fs::path& path) {
-  PARITY_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  PARITY_ASSIGN_OR_RETURN(std::string text, ReadFileLimited(path, kMaxReportFileBytes));
   json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded()) return InvalidArgument(path.string() + ": not valid JSON");
   return value;
@@ -104,7 +87,7 @@ Result<CaseData> LoadCase(const fs::path& case_dir) {
   c.name = c.report["case"].get<std::string>();
 
   c.csv_path = case_dir / c.report.value("csv", std::string("diff_summary.csv"));
-  PARITY_ASSIGN_OR_RETURN(std::string csv, ReadFile(c.csv_path));
+  PARITY_ASSIGN_OR_RETURN(std::string csv, ReadFileLimited(c.csv_path, kMaxReportFileBytes));
   std::istringstream lines(csv);
   std::string line;
   if (!std::getline(lines, line)) return InvalidArgument(c.csv_path.string() + ": empty file");

@@ -65,8 +65,8 @@ Result<ReportModel> LoadReportModel(const LoadOptions& options);
 // Reads one compare_logs case directory; exposed for tests.
 Result<CaseData> LoadCase(const std::filesystem::path& case_dir);
 
-// The whole file as a string, or an error naming it; `limit` guards against huge inputs.
-Result<std::string> ReadFile(const std::filesystem::path& path, size_t limit = 256u << 20);
+// The most render_report reads of one input file (a report.json, a compare table).
+inline constexpr uint64_t kMaxReportFileBytes = uint64_t{256} << 20;
 Result<json> ReadJsonFile(const std::filesystem::path& path);
 
 }  // namespace parity::report

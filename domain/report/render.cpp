@@ -9,6 +9,7 @@
 #include "domain/report/pdf.h"
 #include "domain/report/raster.h"
 #include "domain/report/reproduce.h"
+#include "support/file_read.h"
 
 namespace parity::report {
 
@@ -85,7 +86,7 @@ Result<RenderResult> Mail(const RenderOptions& o, const ReportModel& model, cons
   }
   json names = json::array();
   for (const auto& f : files) {
-    PARITY_ASSIGN_OR_RETURN(std::string data, ReadFile(f.path));
+    PARITY_ASSIGN_OR_RETURN(std::string data, ReadFileLimited(f.path, kMaxReportFileBytes));
     m.attachments.push_back({f.path.filename().string(), f.type, std::move(data), ""});
     names.push_back(f.path.filename().string());
   }

@@ -1,4 +1,5 @@
 #include "domain/run/job_record.h"
+#include "support/file_read.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -7,8 +8,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace parity::run {
 
@@ -41,21 +40,12 @@ Status WriteFileAtomic(const fs::path& path, const std::string& text) {
   return Status::Ok();
 }
 
-Result<std::string> ReadFileCapped(const fs::path& path, size_t cap) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot read " + path.string());
-  std::string data(cap, '\0');
-  in.read(data.data(), static_cast<std::streamsize>(cap));
-  data.resize(static_cast<size_t>(in.gcount()));
-  return data;
-}
-
 Result<json> LoadJob(const fs::path& report_dir, const std::string& id) {
   if (id.empty() || id.find('/') != std::string::npos || id == "." || id == "..") {
     return InvalidArgument("arguments.job_id: not a job id: \"" + id + "\"");
   }
   fs::path file = JobDir(report_dir, id) / "job.json";
-  auto text = ReadFileCapped(file, 4u << 20);
+  auto text = ReadFilePrefix(file, 4u << 20);
   if (!text.ok()) {
     return NotFound("no job " + id + " in " + JobsDir(report_dir).string())
         .WithHint("list the jobs with action \"list\"; jobs live in the report directory they were started with");

@@ -31,7 +31,6 @@ std::vector<std::string> JobIds(const std::filesystem::path& report_dir);
 
 // Atomic write of a whole file (temp, fsync, rename).
 Status WriteFileAtomic(const std::filesystem::path& path, const std::string& text);
-Result<std::string> ReadFileCapped(const std::filesystem::path& path, size_t cap);
 
 class JobLock {
  public:

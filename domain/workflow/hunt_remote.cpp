@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include "domain/inject/inject.h"
+#include "support/file_read.h"
 
 namespace parity::workflow {
 
@@ -56,14 +56,6 @@ Result<bool> ParityMade(run::Host& host, const std::string& worktree, const Canc
   auto dir = GitDirOf(host, worktree, cancel);
   if (!dir.ok()) return false;
   return Exists(host, *dir + "/" + kMarker, cancel);
-}
-
-Result<std::string> ReadLocal(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return NotFound("cannot read " + p.string());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 std::string KeyUpper(std::string key) {
@@ -149,7 +141,7 @@ Status CreateRemoteWorktree(run::Host& host, const SideSource& src, const std::s
                                                       "git ls-files in " + local_worktree.string()));
   for (const std::string& rel : SplitNul(others)) {
     if (rel.back() == '/') continue;
-    PARITY_ASSIGN_OR_RETURN(std::string bytes, ReadLocal(local_worktree / rel));
+    PARITY_ASSIGN_OR_RETURN(std::string bytes, ReadFileLimited(local_worktree / rel, run::TransferOptions{}.max_bytes));
     std::string to = path + "/" + rel;
     PARITY_RETURN_IF_ERROR(RunOk(host, {"mkdir", "-p", "--", fs::path(to).parent_path().string()}, cancel, what + ": mkdir"));
     PARITY_RETURN_IF_ERROR(run::UploadFile(host, bytes, to));
@@ -252,7 +244,7 @@ Status UploadInjected(run::Host& host, const fs::path& local_worktree, const std
   all.push_back(helper);
   for (const auto& rel : all) {
     if (cancel.cancelled()) return Cancelled("parity hunt was cancelled while uploading the probes");
-    PARITY_ASSIGN_OR_RETURN(std::string bytes, ReadLocal(local_worktree / rel));
+    PARITY_ASSIGN_OR_RETURN(std::string bytes, ReadFileLimited(local_worktree / rel, run::TransferOptions{}.max_bytes));
     Status up = run::UploadFile(host, bytes, remote_worktree + "/" + rel);
     if (!up.ok()) return std::move(up).Context("uploading the probes of " + rel + " into " + remote_worktree);
   }
@@ -308,7 +300,7 @@ Result<json> RestoreRemote(run::Host& host, const fs::path& local_worktree, cons
   // Every file is tried even when one fails: as few probes as possible are left behind.
   for (const auto& rel : files) {
     const std::string to = remote_worktree + "/" + rel;
-    auto bytes = ReadLocal(local_worktree / rel);
+    auto bytes = ReadFileLimited(local_worktree / rel, run::TransferOptions{}.max_bytes);
     if (!bytes.ok()) {
       if (first_error.ok()) first_error = std::move(bytes).take_status();
       expected.push_back({to, "(the local restored file is missing)"});

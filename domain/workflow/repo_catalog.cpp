@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include "support/subprocess.h"
+#include "support/file_read.h"
 
 namespace parity::workflow {
 
@@ -22,15 +22,6 @@ bool SkippedFolder(const std::string& name) {
   static const std::set<std::string> kSkip = {"node_modules", "__pycache__", "build", "outputs", "numerical_report",
                                               "site-packages", "venv"};
   return name.empty() || name[0] == '.' || kSkip.count(name) > 0;
-}
-
-Result<std::string> ReadSmallFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot read " + path.string());
-  std::string text(kMaxRegistryBytes, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
-  return text;
 }
 
 // Public top-level `def name(` of a torchtitan config_registry.py.
@@ -142,7 +133,7 @@ Result<ModelCatalog> ReadModelCatalog(const fs::path& repo) {
       continue;
     }
     if (name != "config_registry.py") continue;
-    auto text = ReadSmallFile(path);
+    auto text = ReadFilePrefix(path, kMaxRegistryBytes);
     if (!text.ok()) continue;
     catalog.registries.push_back(path);
     fs::path parent = path.parent_path();
