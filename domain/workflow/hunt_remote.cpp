@@ -17,6 +17,11 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kMarker = "parity-hunt.json";  // in a remote worktree's own git dir
+// Read into memory to be uploaded: files inject_prints touched (it reads at most 64 MiB of
+// one), and the untracked files carried into a remote worktree (the shadow copies at most
+// 512 MiB of one).
+constexpr uint64_t kMaxProbedFileBytes = uint64_t{64} << 20;
+constexpr uint64_t kMaxCarriedFileBytes = uint64_t{512} << 20;
 
 std::string Trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
@@ -141,7 +146,7 @@ Status CreateRemoteWorktree(run::Host& host, const SideSource& src, const std::s
                                                       "git ls-files in " + local_worktree.string()));
   for (const std::string& rel : SplitNul(others)) {
     if (rel.back() == '/') continue;
-    PARITY_ASSIGN_OR_RETURN(std::string bytes, ReadFileLimited(local_worktree / rel, run::TransferOptions{}.max_bytes));
+    PARITY_ASSIGN_OR_RETURN(std::string bytes, ReadFileLimited(local_worktree / rel, kMaxCarriedFileBytes));
     std::string to = path + "/" + rel;
     PARITY_RETURN_IF_ERROR(RunOk(host, {"mkdir", "-p", "--", fs::path(to).parent_path().string()}, cancel, what + ": mkdir"));
     PARITY_RETURN_IF_ERROR(run::UploadFile(host, bytes, to));
@@ -244,7 +249,7 @@ Status UploadInjected(run::Host& host, const fs::path& local_worktree, const std
   all.push_back(helper);
   for (const auto& rel : all) {
     if (cancel.cancelled()) return Cancelled("parity hunt was cancelled while uploading the probes");
-    PARITY_ASSIGN_OR_RETURN(std::string bytes, ReadFileLimited(local_worktree / rel, run::TransferOptions{}.max_bytes));
+    PARITY_ASSIGN_OR_RETURN(std::string bytes, ReadFileLimited(local_worktree / rel, kMaxProbedFileBytes));
     Status up = run::UploadFile(host, bytes, remote_worktree + "/" + rel);
     if (!up.ok()) return std::move(up).Context("uploading the probes of " + rel + " into " + remote_worktree);
   }
@@ -300,7 +305,7 @@ Result<json> RestoreRemote(run::Host& host, const fs::path& local_worktree, cons
   // Every file is tried even when one fails: as few probes as possible are left behind.
   for (const auto& rel : files) {
     const std::string to = remote_worktree + "/" + rel;
-    auto bytes = ReadFileLimited(local_worktree / rel, run::TransferOptions{}.max_bytes);
+    auto bytes = ReadFileLimited(local_worktree / rel, kMaxProbedFileBytes);
     if (!bytes.ok()) {
       if (first_error.ok()) first_error = std::move(bytes).take_status();
       expected.push_back({to, "(the local restored file is missing)"});
