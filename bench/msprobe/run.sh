@@ -7,6 +7,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-build}
 size=${2:-1024}
 out=${3:-/tmp/parity-msprobe-bench}
-fixtures=${PARITY_SHARED_DIR:-$here/../../../shared}/fixtures/msprobe-real
+fixtures=$here/../../tests/fixtures/msprobe-real
 exec "$build/bench/msprobe/msprobe_bench" --fixtures "$fixtures" --out "$out" --size-mib "$size" \
   --py-reader "$here/py_reader.py"

@@ -1,6 +1,5 @@
 #include "tests/msprobe/fixtures.h"
 
-#include <cstdlib>
 #include <random>
 #include <set>
 
@@ -15,17 +14,10 @@ namespace parity::msprobe::testing {
 namespace fs = std::filesystem;
 
 fs::path MsprobeFixtures() {
-  std::vector<fs::path> tried;
-  if (const char* shared = std::getenv("PARITY_SHARED_DIR")) tried.push_back(fs::path(shared) / "fixtures/msprobe-real");
-  tried.push_back(fs::path(PARITY_SOURCE_DIR) / "../shared/fixtures/msprobe-real");
-  for (const auto& p : tried) {
-    std::error_code ec;
-    if (fs::exists(p / "README.md", ec)) return fs::weakly_canonical(p);
-  }
-  std::string list;
-  for (const auto& p : tried) list += " " + p.string();
-  ADD_FAILURE() << "msprobe fixtures not found; tried:" << list
-                << " (clone the repo beside shared/, or set PARITY_SHARED_DIR)";
+  const fs::path dir = fs::path(PARITY_SOURCE_DIR) / "tests/fixtures/msprobe-real";
+  std::error_code ec;
+  if (fs::exists(dir / "README.md", ec)) return fs::weakly_canonical(dir);
+  ADD_FAILURE() << "msprobe fixtures not found at " << dir.string() << " (they are part of the repository)";
   return {};
 }
 

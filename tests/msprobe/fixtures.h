@@ -1,5 +1,5 @@
-// Where the real msprobe fixtures are: <repo>/../shared/fixtures/msprobe-real (CI clones the
-// repo beside a copy of shared/), or $PARITY_SHARED_DIR/fixtures/msprobe-real.
+// Where the real msprobe fixtures are: <repo>/tests/fixtures/msprobe-real (real msprobe
+// 26.0.0 output, kept byte for byte; its README says how it was made).
 #pragma once
 
 #include <filesystem>

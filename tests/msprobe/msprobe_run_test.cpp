@@ -1,6 +1,6 @@
 // run_msprobe: the real `msprobe compare` run by parity. msprobe is not installed here, so
 // the not-installed errors are tested as they are; the real run needs a local source copy
-// of msprobe (never committed: see ../shared/fixtures/msprobe-real/README.md) named by
+// of msprobe (never committed: see tests/fixtures/msprobe-real/README.md) named by
 // PARITY_MSPROBE_PYTHONPATH (msprobe's python/ folder and einops, joined with ':'), and is
 // skipped without it.
 #include <cstdlib>

@@ -1,4 +1,4 @@
-// On real msprobe output (../shared/fixtures/msprobe-real): baseline and candidate differ
+// On real msprobe output (tests/fixtures/msprobe-real): baseline and candidate differ
 // only in one GELU call (train.py line 64). parity must name Functional.gelu.0.forward and
 // train.py:64 in every mode, write a table that agrees cell for cell with the real
 // `msprobe compare` CSV, and report the md5 noise of the baseline rerun as noise.

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The msprobe-format dumps: structure checked key by key against real msprobe output
-(../shared/fixtures/msprobe-real), md5 values recomputed independently, the first
+(tests/fixtures/msprobe-real), md5 values recomputed independently, the first
 divergent entry between main and the numerics branch is the planted API, and a pure
 refactor leaves every dumped value unchanged."""
 import json
@@ -174,7 +174,7 @@ def dump_run(tree, out, level, mode):
 
 
 def main():
-    fixtures = os.path.join(toylib.shared_dir(), "fixtures", "msprobe-real", "dumps", "baseline")
+    fixtures = os.path.join(toylib.msprobe_fixtures_dir(), "dumps", "baseline")
     if not os.path.isdir(fixtures):
         toylib.fail(f"real msprobe fixture missing: {fixtures}")
     tmp = toylib.tempdir("dump")

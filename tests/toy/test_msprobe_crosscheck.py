@@ -4,7 +4,7 @@ trainer's dumps and name the planted API of the numerics branch.
 
 msprobe cannot be a dependency (no PyPI here) and its code is never committed, so this
 test runs only when PARITY_MSPROBE_PYTHONPATH points at a local copy (msprobe's python/
-folder and einops, joined with ':'; see ../shared/fixtures/msprobe-real/README.md) and
+folder and einops, joined with ':'; see tests/fixtures/msprobe-real/README.md) and
 is reported as skipped (exit 77) otherwise.
 """
 import glob

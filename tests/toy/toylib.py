@@ -26,11 +26,11 @@ _METRIC_LINE = re.compile(
 )
 
 
-def shared_dir() -> str:
-    """../shared beside the repository (CI clones the repo beside a copy of shared/)."""
-    path = os.path.abspath(os.path.join(REPO, "..", "shared"))
-    if not os.path.isdir(path):
-        raise RuntimeError(f"shared folder not found at {path}: the tests expect the project's shared/ beside the repository")
+def msprobe_fixtures_dir() -> str:
+    """The real msprobe output kept in the repository (tests/fixtures/msprobe-real)."""
+    path = os.path.join(REPO, "tests", "fixtures", "msprobe-real")
+    if not os.path.isfile(os.path.join(path, "README.md")):
+        raise RuntimeError(f"msprobe fixtures not found at {path}: they are part of the repository")
     return path
 
 

@@ -7,7 +7,7 @@ of the raw bytes, 8 hex digits).
 Statistics are computed in the tensor's own dtype (float64 is taken to float32 first);
 integer tensors give Max/Min as integers and Mean/Norm null, bool tensors Max=any and
 Min=all, 0-d tensors all four equal to the value, empty tensors all null — as the real
-msprobe 26 writes them (see ../shared/fixtures/msprobe-real).
+msprobe 26 writes them (see tests/fixtures/msprobe-real in the parity repository).
 """
 from __future__ import annotations
 
