@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "domain/logs/exact_decimal.h"
+
 namespace parity::logs {
 namespace {
 
@@ -127,6 +129,7 @@ Result<MetricComparison> CompareSeries(const std::string& metric, const KeyedSer
   std::vector<double> uncertainties;
   uncertainties.reserve(n_max);
   std::vector<bool> same_decimals;
+  std::vector<Decimals> b_decimals, c_decimals;
   size_t i = 0, j = 0;
   while (i < baseline.size() && j < candidate.size()) {
     if (baseline.keys[i] < candidate.keys[j]) {
@@ -139,6 +142,8 @@ Result<MetricComparison> CompareSeries(const std::string& metric, const KeyedSer
       r.candidate_values.push_back(candidate.values[j]);
       uncertainties.push_back(HalfUnit(baseline.decimals[i]) + HalfUnit(candidate.decimals[j]));
       same_decimals.push_back(baseline.decimals[i] == candidate.decimals[j]);
+      b_decimals.push_back(baseline.decimals[i]);
+      c_decimals.push_back(candidate.decimals[j]);
       ++i;
       ++j;
     }
@@ -151,13 +156,20 @@ Result<MetricComparison> CompareSeries(const std::string& metric, const KeyedSer
   }
 
   // Per-step differences and the per-step check.
+  std::vector<Offending> certain, uncertain;
   const bool check_steps = criteria.bitwise || criteria.per_step.has_value();
   double sum_abs = 0, sum_rel = 0, sum_u = 0, sum_u_rel = 0;
   int64_t finite_steps = 0, rel_steps = 0;
   for (size_t k = 0; k < r.keys.size(); ++k) {
     const double b = r.baseline_values[k], c = r.candidate_values[k], u = uncertainties[k];
     const bool same = Same(b, c);
-    if (!same) r.identical = false;
+    if (same) {
+      ++r.equal_steps;
+      if (u == 0) ++r.bitwise_equal_steps;
+    } else {
+      r.identical = false;
+      if (!r.first_differing_step) r.first_differing_step = r.keys[k];
+    }
     if (u > 0) r.full_precision = false;
     r.worst_uncertainty = std::max(r.worst_uncertainty, u);
     double abs = same ? 0.0 : std::fabs(c - b);
@@ -192,6 +204,8 @@ Result<MetricComparison> CompareSeries(const std::string& metric, const KeyedSer
       // Values printed in one format differ as printed only if they truly differ.
       if (!same) step = (same_decimals[k] || abs > u) ? Verdict::kFail : Verdict::kInconclusive;
       else step = Verdict::kInconclusive;  // equal as printed, not shown equal in full
+    } else if (auto exact = DecideStepExactly(b, b_decimals[k], c, c_decimals[k], *criteria.per_step)) {
+      step = *exact;  // on the printed digits, exactly
     } else {
       const Tolerance& t = *criteria.per_step;
       // Certainly within: some bound holds even at the worst of the printed uncertainty.
@@ -209,15 +223,15 @@ Result<MetricComparison> CompareSeries(const std::string& metric, const KeyedSer
     } else if (step == Verdict::kInconclusive) {
       if (r.uncertain_count++ == 0) r.first_uncertain_step = r.keys[k];
     }
-    if (step != Verdict::kPass && r.offending.size() < kMaxOffending &&
-        (step == Verdict::kFail || r.exceeding_count == 0)) {
-      r.offending.push_back({r.keys[k], b, c, abs, rel, step == Verdict::kFail});
+    // The first certain failures, and the first undecidable steps in case there is none:
+    // kept apart, so that undecidable steps met first never crowd out the failures.
+    if (step == Verdict::kFail && certain.size() < kMaxOffending) {
+      certain.push_back({r.keys[k], b, c, abs, rel, true});
+    } else if (step == Verdict::kInconclusive && r.exceeding_count == 0 && uncertain.size() < kMaxOffending) {
+      uncertain.push_back({r.keys[k], b, c, abs, rel, false});
     }
   }
-  // Once a certain failure is known, undecidable steps are no longer worth listing.
-  if (r.exceeding_count > 0) {
-    std::erase_if(r.offending, [](const Offending& o) { return !o.certain; });
-  }
+  r.offending = r.exceeding_count > 0 ? std::move(certain) : std::move(uncertain);
   r.mean_abs = finite_steps ? sum_abs / finite_steps : 0;
   r.mean_rel = rel_steps ? sum_rel / rel_steps : 0;
 

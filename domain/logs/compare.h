@@ -57,6 +57,16 @@ struct Offending {
   bool certain = true;  // false: undecidable at the printed precision
 };
 
+// One rank's comparison of a metric, in brief (MetricComparison::per_rank).
+struct RankSummary {
+  int rank = -1;  // -1: unprefixed lines
+  Verdict verdict = Verdict::kPass;
+  bool placeholder = false;  // a placeholder on both sides: not compared, no verdict of its own
+  int64_t steps_compared = 0, equal_steps = 0, exceeding_count = 0, uncertain_count = 0;
+  std::optional<int64_t> first_differing_step, first_exceeding_step, max_abs_step;
+  double max_abs = 0;
+};
+
 struct MetricComparison {
   std::string metric;
   MetricCriteria criteria;
@@ -69,12 +79,18 @@ struct MetricComparison {
   int64_t uncertain_count = 0;   // undecidable at the printed precision
   std::optional<int64_t> first_uncertain_step;
   bool identical = true;         // every compared value identical as printed/stored
+  int64_t equal_steps = 0;       // steps whose two values are identical as printed/stored
+  int64_t bitwise_equal_steps = 0;  // ... and stored in full on both sides
+  std::optional<int64_t> first_differing_step;  // the first step whose values are not identical
+  std::optional<int> rank;       // the rank these series are of (interleaved per-rank logs)
   bool full_precision = true;    // both sides stored in full: identical means bitwise equal
   double worst_uncertainty = 0;  // the largest |true diff - printed diff| bound of a step
   PrecisionSummary baseline_precision, candidate_precision;
   NonFinite baseline_non_finite, candidate_non_finite;
-  std::vector<Offending> offending;  // the first 20 steps beyond (or undecidable)
+  std::vector<Offending> offending;  // the first 20 steps certainly beyond, else the first 20 undecidable
   std::vector<CheckResult> checks;
+  // With several ranks compared: each one's outcome (this comparison is the worst one's).
+  std::vector<RankSummary> per_rank;
   Verdict verdict = Verdict::kPass;
   std::string reason;
   // The aligned series, for diff_summary.csv.

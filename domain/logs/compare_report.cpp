@@ -46,7 +46,23 @@ json Side(const ParseResult& r) {
 
 json DecimalsJson(const PrecisionSummary& p) { return p.exact ? json(nullptr) : json(p.min_decimals); }
 
+json OptionalIntValue(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
+
 json MetricJson(const MetricComparison& m) {
+  json per_rank = json::array();
+  for (const auto& r : m.per_rank) {
+    per_rank.push_back({{"rank", r.rank < 0 ? json(nullptr) : json(r.rank)},
+                        {"verdict", r.placeholder ? json(nullptr) : json(VerdictName(r.verdict))},
+                        {"placeholder", r.placeholder},
+                        {"steps_compared", r.steps_compared},
+                        {"equal_steps", r.equal_steps},
+                        {"first_differing_step", OptionalInt(r.first_differing_step)},
+                        {"first_exceeding_step", OptionalInt(r.first_exceeding_step)},
+                        {"exceeding_count", r.exceeding_count},
+                        {"uncertain_count", r.uncertain_count},
+                        {"max_abs", ValueToJson(r.max_abs)},
+                        {"max_abs_step", OptionalInt(r.max_abs_step)}});
+  }
   json tolerance = nullptr;
   if (m.criteria.per_step && !m.criteria.bitwise) {
     tolerance = {{"abs", OptionalNumber(m.criteria.per_step->abs)}, {"rel", OptionalNumber(m.criteria.per_step->rel)}};
@@ -72,6 +88,11 @@ json MetricJson(const MetricComparison& m) {
   auto nf = [](const NonFinite& n) { return json{{"nan", n.nan}, {"inf", n.inf}}; };
   return {{"verdict", VerdictName(m.verdict)},
           {"reason", m.reason},
+          {"rank", OptionalIntValue(m.rank)},
+          {"ranks", std::move(per_rank)},
+          {"equal_steps", m.equal_steps},
+          {"bitwise_equal_steps", m.bitwise_equal_steps},
+          {"first_differing_step", OptionalInt(m.first_differing_step)},
           {"tolerance", tolerance},
           {"bitwise_mode", m.criteria.bitwise},
           {"printed_decimals", {{"baseline", DecimalsJson(m.baseline_precision)},
@@ -176,6 +197,104 @@ std::string ErrorNote(const std::string& side, const ParseResult& r) {
   return note;
 }
 
+// Every series of `metric` a side has: the result's own rank first, then the others.
+std::vector<std::pair<int, const MetricResult*>> SeriesOf(const ParseResult& r, const std::string& metric) {
+  std::vector<std::pair<int, const MetricResult*>> out;
+  if (const MetricResult* m = r.Find(metric)) out.push_back({r.rank.value_or(-1), m});
+  for (const auto& rank : r.other_ranks) {
+    if (const MetricResult* m = rank.Find(metric)) out.push_back({rank.rank, m});
+  }
+  return out;
+}
+
+std::string RankName(int rank) { return rank < 0 ? "unprefixed lines" : "rank " + std::to_string(rank); }
+
+RankSummary Summary(int rank, const MetricComparison& m) {
+  RankSummary s;
+  s.rank = rank;
+  s.verdict = m.verdict;
+  s.steps_compared = m.steps_compared;
+  s.equal_steps = m.equal_steps;
+  s.exceeding_count = m.exceeding_count;
+  s.uncertain_count = m.uncertain_count;
+  s.first_differing_step = m.first_differing_step;
+  s.first_exceeding_step = m.first_exceeding_step;
+  s.max_abs_step = m.max_abs_step;
+  s.max_abs = m.max_abs;
+  return s;
+}
+
+// The metric compared on every rank both sides print it on (by rank number; when they
+// share none, their own ranks with each other). A series that is a placeholder on both
+// sides is not compared; the others all are, and the worst comparison is returned, with
+// every rank's outcome in per_rank.
+Result<MetricComparison> CompareEveryRank(const MetricCriteria& c, const ParseResult& baseline,
+                                          const ParseResult& candidate, bool common_steps_only,
+                                          std::vector<std::string>& notes) {
+  const auto bs = SeriesOf(baseline, c.metric), cs = SeriesOf(candidate, c.metric);
+  std::vector<std::pair<const std::pair<int, const MetricResult*>*, const std::pair<int, const MetricResult*>*>> pairs;
+  std::vector<int> only_baseline, only_candidate;
+  for (const auto& b : bs) {
+    auto it = std::find_if(cs.begin(), cs.end(), [&](const auto& v) { return v.first == b.first; });
+    if (it == cs.end()) {
+      only_baseline.push_back(b.first);
+    } else {
+      pairs.push_back({&b, &*it});
+    }
+  }
+  for (const auto& v : cs) {
+    if (std::none_of(bs.begin(), bs.end(), [&](const auto& b) { return b.first == v.first; }))
+      only_candidate.push_back(v.first);
+  }
+  if (pairs.empty()) {
+    pairs.push_back({&bs.front(), &cs.front()});
+    notes.push_back(c.metric + ": the two logs share no rank; baseline " + RankName(bs.front().first) +
+                    " was compared with candidate " + RankName(cs.front().first));
+  } else {
+    for (int r : only_baseline) notes.push_back(c.metric + ": " + RankName(r) + " is only in the baseline; not compared");
+    for (int r : only_candidate) notes.push_back(c.metric + ": " + RankName(r) + " is only in the candidate; not compared");
+  }
+  std::vector<MetricComparison> done;
+  std::vector<RankSummary> summaries;
+  for (const auto& [b, v] : pairs) {
+    if (b->second->placeholder && v->second->placeholder) {
+      RankSummary s;
+      s.rank = b->first;
+      s.placeholder = true;
+      summaries.push_back(s);
+      notes.push_back(c.metric + ": " + RankName(b->first) +
+                      " prints a placeholder (the same value at every step while other ranks vary) in both "
+                      "logs; not compared");
+      continue;
+    }
+    PARITY_ASSIGN_OR_RETURN(MetricComparison m,
+                            CompareSeries(c.metric, b->second->series, v->second->series, c, common_steps_only));
+    if (b->first >= 0) m.rank = b->first;
+    summaries.push_back(Summary(b->first, m));
+    done.push_back(std::move(m));
+  }
+  if (done.empty()) {
+    return FailedPrecondition("'" + c.metric + "' is a placeholder on every rank both logs print it on: "
+                              "nothing meaningful to compare")
+        .WithHint("read the ranks that compute it (the last pipeline stage): both logs must include them");
+  }
+  size_t worst = 0;
+  for (size_t i = 1; i < done.size(); ++i) {
+    if (Worst(done[worst].verdict, done[i].verdict) != done[worst].verdict) worst = i;
+  }
+  MetricComparison out = std::move(done[worst]);
+  if (summaries.size() > 1) {
+    size_t compared = 0;
+    for (const auto& s : summaries) compared += s.placeholder ? 0 : 1;
+    out.reason = (out.rank ? "rank " + std::to_string(*out.rank) + " (the worst of " + std::to_string(compared) +
+                                 " ranks compared): "
+                           : std::string()) +
+                 out.reason;
+    out.per_rank = std::move(summaries);
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<RunComparison> CompareRuns(const ParseResult& baseline, const ParseResult& candidate,
@@ -202,14 +321,14 @@ Result<RunComparison> CompareRuns(const ParseResult& baseline, const ParseResult
                                                                               : Join(r->available_metrics, ", ")))
           .WithHint("choose metrics both runs print, or read them with keywords/regex (parse_log)");
     }
-    auto compared = CompareSeries(c.metric, b->series, v->series, c, common_steps_only);
-    if (!compared.ok()) return std::move(compared).take_status();
-    out.verdict = Worst(out.verdict, compared->verdict);
-    if (compared->steps_dropped > 0) {
-      out.notes.push_back(c.metric + ": " + std::to_string(compared->steps_dropped) +
+    PARITY_ASSIGN_OR_RETURN(MetricComparison compared,
+                            CompareEveryRank(c, baseline, candidate, common_steps_only, out.notes));
+    out.verdict = Worst(out.verdict, compared.verdict);
+    if (compared.steps_dropped > 0) {
+      out.notes.push_back(c.metric + ": " + std::to_string(compared.steps_dropped) +
                           " steps logged by only one run were not compared");
     }
-    out.metrics.push_back(std::move(compared).value());
+    out.metrics.push_back(std::move(compared));
   }
   if (!skipped.empty()) {
     out.notes.push_back("neither log prints " + Join(skipped, " or ") + "; only the probes were compared for them");
@@ -226,9 +345,21 @@ Result<RunComparison> CompareRuns(const ParseResult& baseline, const ParseResult
     if (m.verdict == out.verdict) reasons.push_back(m.reason);
   }
   if (criteria.require_success_marker) {
+    // The preset's markers only: a line of another marker the parse looked for (a
+    // trainer's own end line) does not finish a PrecisionComparer run.
+    const auto finished = [&](const ParseResult& r) {
+      if (!r.success_marker) return false;
+      if (criteria.success_markers.empty()) return true;
+      return std::any_of(criteria.success_markers.begin(), criteria.success_markers.end(),
+                         [&](const std::string& m) { return r.success_text.find(m) != std::string::npos; });
+    };
+    std::string markers;
+    for (const auto& m : criteria.success_markers) markers += (markers.empty() ? "\"" : " or \"") + m + "\"";
     for (auto [side, r] : {std::pair{"baseline", &baseline}, std::pair{"candidate", &candidate}}) {
-      if (!r->text_log || r->success_marker) continue;
-      const std::string why = std::string(side) + " log has no success marker (\"training success\"): the run may not have finished";
+      if (!r->text_log || finished(*r)) continue;
+      const std::string why = std::string(side) + " log has no success marker (" +
+                              (markers.empty() ? std::string("none found") : markers) +
+                              "): the run may not have finished";
       out.notes.push_back(why);
       if (out.verdict == Verdict::kPass) {
         out.verdict = Verdict::kInconclusive;

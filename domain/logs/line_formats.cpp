@@ -225,7 +225,10 @@ bool ReadTorchtitanLine(std::string_view line, size_t step_at, const MetricFilte
     size_t v = SkipSpaces(line, colon + 1);
     auto number = ParsePrintedNumber(line.substr(v));
     if (key.empty() || !number) {
-      i = colon + 1;  // "mfu: N/A" and friends carry no value
+      // "mfu: N/A" (torchtitan with FP8/MX quantization): the metric has no value at this
+      // step, which is not the same as a log that never prints it.
+      if (!key.empty() && line.substr(v, 3) == "N/A") out.not_available.push_back(key);
+      i = colon + 1;
       continue;
     }
     size_t after = v + number->length;
@@ -362,7 +365,26 @@ bool ReadHfTrainerLine(std::string_view line, size_t brace_at, const MetricFilte
       if (filter.Wants(name)) AddMetric(out, name, n);
     }
   }
+  // The dict itself carries no step; the progress bar drawn just before it shows the
+  // global step it was logged at.
+  if (has_loss && !out.step) out.step = ProgressBarStep(line, brace_at);
   return has_loss;
+}
+
+std::optional<int64_t> ProgressBarStep(std::string_view line, size_t end) {
+  const std::string_view before = line.substr(0, end);
+  const size_t a = before.rfind("it/s]"), b = before.rfind("s/it]");
+  size_t close = a == std::string_view::npos ? b : (b == std::string_view::npos ? a : std::max(a, b));
+  if (close == std::string_view::npos) return std::nullopt;
+  const size_t open = before.rfind('[', close);
+  if (open == std::string_view::npos) return std::nullopt;
+  const size_t bar = before.rfind("| ", open);
+  if (bar == std::string_view::npos) return std::nullopt;
+  size_t len = 0;
+  const size_t at = SkipSpaces(before, bar + 2);
+  auto n = ParsePrintedInteger(before.substr(at), &len);
+  if (!n || at + len >= before.size() || before[at + len] != '/') return std::nullopt;
+  return n;
 }
 
 bool ReadKeywordValue(std::string_view line, std::string_view keyword, LineMetric& out) {

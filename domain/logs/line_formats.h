@@ -58,8 +58,12 @@ struct MetricLine {
   std::vector<LineMetric> metrics;
   bool npu_variant = false;             // torchtitan-npu's elapsed_time_per_step is present
   bool has_loss = false;                // the line prints a loss (wanted or not)
+  // Wanted metrics the line prints without a value ("mfu: N/A", JSON null): absent at this
+  // step, not missing from the log. Views into the line.
+  std::vector<std::string_view> not_available;
   void Clear() {
     has_loss = false;
+    not_available.clear();
     step.reset();
     total_steps.reset();
     metrics.clear();
@@ -88,6 +92,24 @@ bool ReadMegatronLine(std::string_view line, const MetricFilter& filter, MetricL
 bool ReadDeepSpeedLine(std::string_view line, size_t step_at, const MetricFilter& filter, MetricLine& out);
 // HuggingFace Trainer console dict: "{'loss': 0.0602, 'grad_norm': 1.818, 'learning_rate': ...}".
 bool ReadHfTrainerLine(std::string_view line, size_t brace_at, const MetricFilter& filter, MetricLine& out);
+
+// A metrics file the trainer writes itself: one flat JSON object per line (json.dumps),
+// '{"step": 1, "loss": 2.3456790447235107, "grad_norm": 0.51, ...}'. `brace_at` is the '{'
+// and only spaces (or a rank prefix, already removed) may come before it. The step is
+// "step", "iteration", "iter" or "global_step" (also under "train/"); "loss" also reads
+// "train/loss", "train_loss", "lm loss", "lm_loss"; "grad_norm" also "grad-norm", "gradnorm",
+// "grad norm", "train/grad_norm"; "lr" also "learning_rate", "learning-rate",
+// "train/learning_rate"; any other numeric key under its own name. NaN, Infinity, -Infinity
+// (Python's json) are values; null is "not available"; strings, booleans, arrays and
+// objects are skipped. A number printed with 15 or more significant digits is a double's
+// repr, i.e. exact (kExact); a shorter one keeps its printed decimals (the parser makes a
+// whole series exact when any of its values is, see text_log_parser.cpp).
+bool ReadJsonlLine(std::string_view line, size_t brace_at, const MetricFilter& filter, MetricLine& out);
+
+// tqdm's progress bar drawn before `end` on the same line (HF Trainer writes its log dict
+// through tqdm.write, right after the bar showed the global step):
+// "\r 10%|█         | 50/500 [00:10<01:30,  4.97it/s]\r   \r{'loss': ...}" gives 50.
+std::optional<int64_t> ProgressBarStep(std::string_view line, size_t end);
 
 // The value printed after `keyword` on a line: the keyword, optional spaces, an optional
 // ':' or '=', optional spaces, a number. Used for the user's custom keywords; out.name

@@ -40,6 +40,7 @@ Result<Criteria> BuildCriteria(const CriteriaRequest& request) {
   if (request.probe_tolerance) PARITY_RETURN_IF_ERROR(CheckTolerance(*request.probe_tolerance, "probe_tolerance"));
 
   out.require_success_marker = preset == "precision-comparer";
+  if (out.require_success_marker) out.success_markers = {"training success"};
   out.probe_tolerance = request.probe_tolerance ? request.probe_tolerance : request.tolerance;
   for (const auto& metric : metrics) {
     MetricCriteria c;

@@ -2,7 +2,10 @@
 //  premerge            loss and grad_norm: every step |diff| <= 1e-5; NaN/Inf counts equal
 //                      (the premerge-accuracy-check skill's pass criteria).
 //  precision-comparer  loss and grad_norm: every step |diff| <= 1e-3 (PrecisionComparer's
-//                      default tolerance); both logs must carry "training success".
+//                      default tolerance); both logs must carry "training success", the
+//                      line PrecisionComparer waits for (README, workflow step 4), else
+//                      INCONCLUSIVE. Another trainer's end line (torchtitan's "Training
+//                      completed") does not count unless the user names it (success_markers).
 //  torchtitan-npu      loss: first-step abs < 0.005 and rel < 0.5%, mean abs < 0.01 and
 //                      rel < 1%; grad_norm: mean rel <= 10% (torchtitan-npu accuracy-debug
 //                      skill, section 6.2).
@@ -31,6 +34,8 @@ struct CriteriaRequest {
 struct Criteria {
   std::vector<MetricCriteria> metrics;
   bool require_success_marker = false;
+  // The lines that count as "finished" for require_success_marker (the preset's own).
+  std::vector<std::string> success_markers;
   // The user's `probe_tolerance`, else their `tolerance`, if any: probe statistics are
   // reported against it and the first probe beyond it is named (probe equality itself
   // stays bitwise).

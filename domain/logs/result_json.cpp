@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "domain/logs/compare.h"
+#include "support/utf8.h"
 
 namespace parity::logs {
 namespace {
@@ -23,7 +24,9 @@ json MetricToJson(const MetricResult& m, bool include_series) {
             {"nan", m.non_finite.nan},
             {"inf", m.non_finite.inf},
             {"duplicates", m.issues.duplicates},
-            {"restarts", m.issues.restarts}};
+            {"restarts", m.issues.restarts},
+            {"placeholder", m.placeholder},
+            {"not_available", m.not_available}};
   if (!s.empty()) {
     j["first"] = {{"step", s.keys.front()}, {"value", ValueToJson(s.values.front())}};
     j["last"] = {{"step", s.keys.back()}, {"value", ValueToJson(s.values.back())}};
@@ -112,6 +115,54 @@ Status ProbesFromJson(const json& v, const std::string& where, ProbeLog& out) {
   return Status::Ok();
 }
 
+// One "metrics" array of parse_log's output (with series) back into MetricResults.
+Status MetricsFromJson(const json& metrics, const std::string& where, std::vector<MetricResult>& into) {
+  for (size_t i = 0; i < metrics.size(); ++i) {
+    const std::string at = where + "[" + std::to_string(i) + "]";
+    const json& m = metrics[i];
+    if (!m.is_object() || !m.contains("name") || !m["name"].is_string())
+      return InvalidArgument(at + ".name: expected string");
+    if (!m.contains("steps") || !m["steps"].is_array() || !m.contains("values") || !m["values"].is_array())
+      return InvalidArgument(at + ": needs \"steps\" and \"values\" arrays; run parse_log with series=true");
+    const json& steps = m["steps"];
+    const json& values = m["values"];
+    if (steps.size() != values.size())
+      return InvalidArgument(at + ": \"steps\" has " + std::to_string(steps.size()) + " entries but \"values\" " +
+                             std::to_string(values.size()));
+    MetricResult out;
+    out.name = m["name"].get<std::string>();
+    out.source = m.value("source", std::string("log"));
+    const bool exact = m.value("full_precision", false);
+    Decimals uniform = kExact;
+    if (!exact) {
+      if (m.contains("printed_decimals") && m["printed_decimals"].is_number_integer()) {
+        uniform = static_cast<Decimals>(m["printed_decimals"].get<int>());
+      } else if (!m.contains("decimals")) {
+        return InvalidArgument(at + ": full_precision is false but printed_decimals is missing");
+      }
+    }
+    const json* decimals = m.contains("decimals") && m["decimals"].is_array() ? &m["decimals"] : nullptr;
+    if (decimals && decimals->size() != steps.size())
+      return InvalidArgument(at + ".decimals: must have one entry per step");
+    for (size_t k = 0; k < steps.size(); ++k) {
+      if (!steps[k].is_number_integer())
+        return InvalidArgument(at + ".steps[" + std::to_string(k) + "]: expected integer, got " + steps[k].dump());
+      PARITY_ASSIGN_OR_RETURN(double value, ValueFromJson(values[k], at + ".values[" + std::to_string(k) + "]"));
+      Decimals d = uniform;
+      if (decimals) d = (*decimals)[k].is_number_integer() ? static_cast<Decimals>((*decimals)[k].get<int>()) : kExact;
+      if (!std::isfinite(value)) d = kExact;
+      out.series.Add(steps[k].get<int64_t>(), value, d);
+    }
+    out.issues = Finalize(out.series);
+    out.precision = SummarisePrecision(out.series);
+    out.non_finite = CountNonFinite(out.series);
+    out.placeholder = m.value("placeholder", false);
+    out.not_available = m.value("not_available", int64_t{0});
+    into.push_back(std::move(out));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 json ValueToJson(double v) {
@@ -123,6 +174,12 @@ json ValueToJson(double v) {
 json ParseResultToJson(const ParseResult& r, bool include_series) {
   json metrics = json::array();
   for (const auto& m : r.metrics) metrics.push_back(MetricToJson(m, include_series));
+  json other_ranks = json::array();
+  for (const auto& rank : r.other_ranks) {
+    json rank_metrics = json::array();
+    for (const auto& m : rank.metrics) rank_metrics.push_back(MetricToJson(m, include_series));
+    other_ranks.push_back({{"rank", rank.rank}, {"metrics", std::move(rank_metrics)}});
+  }
   json errors = json::array();
   for (const auto& e : r.errors) {
     json je = {{"line", e.line}, {"kind", e.kind}, {"text", e.text}};
@@ -138,7 +195,7 @@ json ParseResultToJson(const ParseResult& r, bool include_series) {
   const auto& c = r.steps;
   json missing = c.missing;
   json j = {
-      {"path", r.path},
+      {"path", ToValidUtf8(r.path)},
       {"format", FormatName(r.format)},
       {"format_detail", r.format_detail},
       {"bytes", r.bytes},
@@ -146,6 +203,7 @@ json ParseResultToJson(const ParseResult& r, bool include_series) {
       {"rank", r.rank ? json(*r.rank) : json(nullptr)},
       {"ranks_seen", r.ranks_seen},
       {"metrics", std::move(metrics)},
+      {"other_ranks", std::move(other_ranks)},
       {"available_metrics", r.available_metrics},
       {"steps",
        {{"seen", c.seen},
@@ -160,6 +218,7 @@ json ParseResultToJson(const ParseResult& r, bool include_series) {
         {"restarts", c.restarts}}},
       {"success_marker", r.text_log ? json(r.success_marker) : json(nullptr)},
       {"success_line", OptionalInt(r.success_line)},
+      {"success_text", r.success_line ? json(r.success_text) : json(nullptr)},
       {"errors", std::move(errors)},
       {"errors_total", r.errors_total},
       {"error_counts", r.error_counts},
@@ -182,51 +241,25 @@ Result<ParseResult> ParseResultFromJson(const json& v, const std::string& where)
     r.sha256 = v.value("sha256", std::string());
     if (v.contains("success_marker") && v["success_marker"].is_boolean())
       r.success_marker = v["success_marker"].get<bool>();
+    if (v.contains("success_text") && v["success_text"].is_string()) r.success_text = v["success_text"].get<std::string>();
     if (v.contains("errors_total") && v["errors_total"].is_number_integer())
       r.errors_total = v["errors_total"].get<int64_t>();
     if (!v.contains("metrics") || !v["metrics"].is_array())
       return InvalidArgument(where + ".metrics: expected an array of metrics (parse_log's output)");
-    const json& metrics = v["metrics"];
-    for (size_t i = 0; i < metrics.size(); ++i) {
-      const std::string at = where + ".metrics[" + std::to_string(i) + "]";
-      const json& m = metrics[i];
-      if (!m.is_object() || !m.contains("name") || !m["name"].is_string())
-        return InvalidArgument(at + ".name: expected string");
-      if (!m.contains("steps") || !m["steps"].is_array() || !m.contains("values") || !m["values"].is_array())
-        return InvalidArgument(at + ": needs \"steps\" and \"values\" arrays; run parse_log with series=true");
-      const json& steps = m["steps"];
-      const json& values = m["values"];
-      if (steps.size() != values.size())
-        return InvalidArgument(at + ": \"steps\" has " + std::to_string(steps.size()) + " entries but \"values\" " +
-                               std::to_string(values.size()));
-      MetricResult out;
-      out.name = m["name"].get<std::string>();
-      out.source = m.value("source", std::string("log"));
-      const bool exact = m.value("full_precision", false);
-      Decimals uniform = kExact;
-      if (!exact) {
-        if (m.contains("printed_decimals") && m["printed_decimals"].is_number_integer()) {
-          uniform = static_cast<Decimals>(m["printed_decimals"].get<int>());
-        } else if (!m.contains("decimals")) {
-          return InvalidArgument(at + ": full_precision is false but printed_decimals is missing");
-        }
+    PARITY_RETURN_IF_ERROR(MetricsFromJson(v["metrics"], where + ".metrics", r.metrics));
+    if (v.contains("rank") && v["rank"].is_number_integer()) r.rank = v["rank"].get<int>();
+    if (v.contains("other_ranks") && v["other_ranks"].is_array()) {
+      const json& ranks = v["other_ranks"];
+      for (size_t i = 0; i < ranks.size(); ++i) {
+        const std::string at = where + ".other_ranks[" + std::to_string(i) + "]";
+        if (!ranks[i].is_object() || !ranks[i].contains("rank") || !ranks[i]["rank"].is_number_integer() ||
+            !ranks[i].contains("metrics") || !ranks[i]["metrics"].is_array())
+          return InvalidArgument(at + ": expected {\"rank\": integer, \"metrics\": [...]}");
+        RankMetrics rank;
+        rank.rank = ranks[i]["rank"].get<int>();
+        PARITY_RETURN_IF_ERROR(MetricsFromJson(ranks[i]["metrics"], at + ".metrics", rank.metrics));
+        r.other_ranks.push_back(std::move(rank));
       }
-      const json* decimals = m.contains("decimals") && m["decimals"].is_array() ? &m["decimals"] : nullptr;
-      if (decimals && decimals->size() != steps.size())
-        return InvalidArgument(at + ".decimals: must have one entry per step");
-      for (size_t k = 0; k < steps.size(); ++k) {
-        if (!steps[k].is_number_integer())
-          return InvalidArgument(at + ".steps[" + std::to_string(k) + "]: expected integer, got " + steps[k].dump());
-        PARITY_ASSIGN_OR_RETURN(double value, ValueFromJson(values[k], at + ".values[" + std::to_string(k) + "]"));
-        Decimals d = uniform;
-        if (decimals) d = (*decimals)[k].is_number_integer() ? static_cast<Decimals>((*decimals)[k].get<int>()) : kExact;
-        if (!std::isfinite(value)) d = kExact;
-        out.series.Add(steps[k].get<int64_t>(), value, d);
-      }
-      out.issues = Finalize(out.series);
-      out.precision = SummarisePrecision(out.series);
-      out.non_finite = CountNonFinite(out.series);
-      r.metrics.push_back(std::move(out));
     }
     if (v.contains("probes")) PARITY_RETURN_IF_ERROR(ProbesFromJson(v["probes"], where + ".probes", r.probes));
   } catch (const json::exception& e) {

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "domain/logs/crc32c.h"
+#include "domain/logs/log_coverage.h"
 #include "domain/logs/sha256.h"
 
 namespace parity::logs {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "domain/logs/log_parser.h"
+#include "domain/logs/log_result.h"
 
 namespace parity::logs {
 

@@ -34,7 +34,7 @@ TEST(Damaged, EmptyFileIsAnError) {
   EXPECT_NE(r.status().message().find("empty"), std::string::npos);
 }
 
-TEST(Damaged, TruncatedLastLineIsReadAndWarned) {
+TEST(Damaged, TruncatedLastLineGivesNoInventedValue) {
   ScratchDir dir;
   std::string text = ReadFile(Fixture("torchtitan_v021_plain.log"));
   // Cut the last line in the middle of its loss value: "loss:  7.41" of "7.4123".
@@ -44,12 +44,15 @@ TEST(Damaged, TruncatedLastLineIsReadAndWarned) {
   const ParseWarning* w = FindWarning(*r, "truncated_last_line");
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(w->line, 11);
-  // The partial value is kept with the precision it shows (2 decimals), not as 7.4123.
+  // The cut value is not a value: "7.41" is not what the run printed (7.4123). The series
+  // ends at the last complete line, at the precision the log printed.
+  EXPECT_NE(w->message.find("not read"), std::string::npos) << w->message;
   const MetricResult* loss = r->Find("loss");
   ASSERT_NE(loss, nullptr);
-  EXPECT_EQ(loss->series.size(), 10u);
-  EXPECT_DOUBLE_EQ(loss->series.values.back(), 7.41);
-  EXPECT_EQ(loss->precision.min_decimals, 2);
+  EXPECT_EQ(loss->series.size(), 9u);  // steps 1..9; line 11 is step 10's cut line
+  EXPECT_EQ(loss->series.keys.back(), 9);
+  EXPECT_DOUBLE_EQ(loss->series.values.back(), 7.6001);
+  EXPECT_EQ(loss->precision.min_decimals, 4);
 }
 
 TEST(Damaged, CrlfLineEndsParseTheSame) {

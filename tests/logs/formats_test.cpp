@@ -1,5 +1,6 @@
 // parse_log on every supported text format, from fixtures written from the real line
 // formats (shared/reference/formats.md §2-4).
+#include <algorithm>
 #include <cmath>
 
 #include <gtest/gtest.h>
@@ -78,9 +79,11 @@ TEST(Torchtitan, V021PlainLinesAndMfuNotAvailable) {
   EXPECT_EQ(loss->precision.min_decimals, 4);
   EXPECT_DOUBLE_EQ(loss->series.values[0], 10.8452);
   EXPECT_FALSE(r.rank.has_value());  // unprefixed lines
-  // "mfu: N/A" carries no value: reported as not found, never as zeros.
+  // "mfu: N/A" carries no value: reported as not available at those steps, never as zeros
+  // and not as a metric the log lacks.
   EXPECT_EQ(r.Find("mfu"), nullptr);
-  EXPECT_TRUE(HasWarning(r, "metric_not_found"));
+  EXPECT_TRUE(HasWarning(r, "metric_not_available"));
+  EXPECT_FALSE(HasWarning(r, "metric_not_found"));
   EXPECT_FALSE(r.success_marker);
 }
 
@@ -122,14 +125,15 @@ TEST(Megatron, TrainingLogWithPrefixNanIterationAndValidation) {
   EXPECT_EQ(r.format, LogFormat::kMegatron);
   const MetricResult* loss = r.Find("loss");
   ASSERT_NE(loss, nullptr);
-  // Megatron omits "lm loss" on the NaN iteration (avg > 0.0 is false for NaN): step 6 is
-  // missing, and "number of nan iterations" says why.
+  // Megatron omits "lm loss" on the NaN iteration (avg > 0.0 is false for NaN): step 6 has
+  // no loss value, and "number of nan iterations" says why; the step itself was logged.
   EXPECT_EQ(loss->series.size(), 7u);
+  EXPECT_EQ(std::count(loss->series.keys.begin(), loss->series.keys.end(), 6), 0);
   EXPECT_DOUBLE_EQ(loss->series.values[0], 11.07468);
   EXPECT_EQ(loss->precision.min_decimals, 5);  // 1.107468E+01: 6 mantissa decimals, exponent 1
   EXPECT_EQ(r.steps.expected_last, 10);
-  EXPECT_EQ(r.steps.missing_count, 3);  // 6, 9, 10
-  EXPECT_EQ(r.steps.missing.front(), 6);
+  EXPECT_EQ(r.steps.missing_count, 2);  // 9, 10 (the run stopped at 8)
+  EXPECT_EQ(r.steps.missing.front(), 9);
   EXPECT_TRUE(HasWarning(r, "incomplete_run"));
   EXPECT_TRUE(HasWarning(r, "missing_steps"));
   EXPECT_DOUBLE_EQ(r.Find("nan_iterations")->series.values[5], 1);

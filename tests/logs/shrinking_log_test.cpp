@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <chrono>
 #include <thread>
 
 #include "domain/logs/log_parser.h"
@@ -152,6 +153,51 @@ TEST(ShrinkingLog, PipeIsReadWithReadAndGivesTheSameResult) {
   ASSERT_NE(piped->Find("grad_norm"), nullptr);
   EXPECT_EQ(piped->Find("grad_norm")->series.values, mapped->Find("grad_norm")->series.values);
   EXPECT_EQ(piped->Find("loss")->series.keys, mapped->Find("loss")->series.keys);
+}
+
+TEST(ShrinkingLog, FifoWithNoWriterHonoursCancellation) {
+  // #17 item 6: a FIFO nobody writes to must neither block the open nor the read forever.
+  ScratchDir dir;
+  const auto fifo = dir.path() / "idle.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  CancellationSource source;
+  ParseOptions o;
+  o.cancel = source.token();
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    source.Cancel();
+  });
+  auto r = ParseLog(fifo, o);
+  canceller.join();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().kind(), ErrorKind::kCancelled) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("idle.fifo"), std::string::npos);
+}
+
+TEST(ShrinkingLog, DeviceIsRefusedNotRead) {
+  auto r = ParseLog("/dev/zero", ParseOptions{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().kind(), ErrorKind::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("not a regular file"), std::string::npos) << r.status().ToString();
+}
+
+TEST(ShrinkingLog, GrowingLogEndingInAHalfWrittenLineGivesNoValueForIt) {
+  ScratchDir dir;
+  const auto path = dir.Write("train.log", MegatronLog(1, kSteps));
+  const std::string next = MegatronLog(kSteps + 1, kSteps + 1);
+  const std::string half = next.substr(0, next.find("lm loss: ") + 12);  // "lm loss: 9.5"
+  bool appended = false;
+  auto r = ParseChangingOnce(
+      path, 1u << 20, [&] { std::ofstream(path, std::ios::binary | std::ios::app) << half; }, appended);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(appended);
+  const MetricResult* loss = r->Find("loss");
+  ASSERT_NE(loss, nullptr);
+  EXPECT_EQ(loss->series.keys.back(), kSteps);
+  EXPECT_EQ(r->steps.last, kSteps);
+  bool warned = false;
+  for (const auto& w : r->warnings) warned = warned || (w.code == "truncated_last_line" && w.line == kSteps + 1);
+  EXPECT_TRUE(warned);
 }
 
 TEST(ShrinkingLogDeathTest, SigbusOutsideParseLogStillKills) {

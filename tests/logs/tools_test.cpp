@@ -135,3 +135,38 @@ TEST(CompareLogsTool, AcceptsParseLogResultsAndReportsStepMismatch) {
 
 }  // namespace
 }  // namespace parity::tools
+
+namespace parity::tools {
+namespace {
+
+TEST(ParseLogTool, InvalidUtf8InALogNeverFailsTheCall) {
+  // #14 item 7: bytes in a metric key, an error line and a warning: escaped, the result
+  // serialises (json::dump throws on invalid UTF-8), compare_logs works on the same log.
+  logs::testing::ScratchDir dir;
+  parity::testing::FakeContext ctx(dir.path());
+  std::string text;
+  for (int i = 1; i <= 3; ++i) {
+    text += " iteration        " + std::to_string(i) +
+            "/       3 | consumed samples:            8 | lm loss: 1.05895" + std::to_string(i) +
+            "E+01 | gr\xE9" "d norm: 5.703 | number of skipped iterations:   0 |\n";
+  }
+  text += "Traceback (most recent call last): \xFF\xFE\n";
+  const auto path = dir.Write("bad.log", text);
+  auto r = MakeParseLogTool().handler({{"paths", {path.string()}}, {"metrics", {"*"}}}, ctx);
+  ASSERT_FALSE(r.is_error) << r.content.dump();
+  EXPECT_NO_THROW((void)r.structured.dump());
+  EXPECT_NO_THROW((void)r.content.dump());
+  const json& file = r.structured["files"][0];
+  EXPECT_EQ(file["errors"][0]["line"], 4);
+  bool escaped_key = false;
+  for (const auto& m : file["metrics"]) escaped_key = escaped_key || m["name"] == "gr\\xE9d norm";
+  EXPECT_TRUE(escaped_key) << file["metrics"].dump();
+  auto c = MakeCompareLogsTool().handler({{"baseline", path.string()}, {"candidate", path.string()},
+                                          {"metrics", {"loss"}}, {"report_dir", dir.path().string()}},
+                                         ctx);
+  ASSERT_FALSE(c.is_error) << c.content.dump();
+  EXPECT_NO_THROW((void)c.structured.dump());
+}
+
+}  // namespace
+}  // namespace parity::tools

@@ -24,6 +24,7 @@ struct Params {
   logs::ParseOptions parse;
   logs::CriteriaRequest criteria;
   bool common_steps = false;
+  bool user_success_markers = false;  // the user named the lines that finish a run
   std::string case_name = "compare";
   std::optional<std::string> report_dir;
 };
@@ -61,6 +62,7 @@ Result<Params> Decode(const json& arguments) {
     p.criteria.probe_tolerance = t;
   }
   DecodeParseOptions(r, p.parse);
+  p.user_success_markers = r.Has("success_markers");
   for (const char* side : {"baseline", "candidate"}) {
     const json& v = side[0] == 'b' ? p.baseline : p.candidate;
     if (!r.ok()) break;
@@ -141,6 +143,14 @@ mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
   parse.metrics.clear();
   for (const auto& m : criteria->metrics) parse.metrics.push_back(m.metric);
   parse.cancel = ctx.cancellation();
+  // One rule per preset: its own markers finish a run, unless the user named others.
+  if (criteria->require_success_marker) {
+    if (p.user_success_markers) {
+      criteria->success_markers = p.parse.success_markers;
+    } else {
+      parse.success_markers = criteria->success_markers;
+    }
+  }
   auto baseline = LoadSide(p.baseline, "arguments.baseline", parse, ctx);
   if (!baseline.ok()) return mcp::ToolResult::Error(baseline.status());
   auto candidate = LoadSide(p.candidate, "arguments.candidate", parse, ctx);
