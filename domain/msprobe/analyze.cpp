@@ -4,9 +4,11 @@
 #include <thread>
 #include <unordered_map>
 
+#include "domain/msprobe/align.h"
 #include "domain/msprobe/compare_csv.h"
 #include "domain/msprobe/dump_tree.h"
 #include "domain/msprobe/stack.h"
+#include "domain/msprobe/value_trace.h"
 
 namespace parity::msprobe {
 
@@ -81,7 +83,9 @@ json DumpJson(const Dump& dump, const DumpFiles& files) {
 struct Loaded {
   // Kept alive for DiffInput::describe.
   std::optional<Dump> baseline, candidate;
-  std::optional<CompareTable> table;
+  std::optional<CompareTable> table;          // msprobe's pairing: the CSV
+  std::optional<Alignment> alignment;
+  std::optional<CompareTable> aligned_table;  // the alignment's pairing: the first-diff walk
   std::optional<TextTable> text_table;
   std::optional<StackIndex> stacks;
   std::unordered_map<std::string, std::vector<std::string>> csv_stacks;
@@ -128,7 +132,20 @@ Status LoadFromDumps(const AnalyzeOptions& options, Loaded& loaded) {
   PARITY_ASSIGN_OR_RETURN(CompareTable table, Compare(*loaded.candidate, *loaded.baseline, options.compare));
   loaded.table = std::move(table);
   loaded.mode = loaded.table->mode;
-  loaded.input = FactsFromTable(*loaded.table, options.criteria);
+  // Which baseline entry msprobe's names paired with each candidate entry, and the pairing
+  // by what each call is; where they differ, the walk compares the aligned pairs.
+  std::vector<int64_t> by_name(loaded.candidate->entries.size(), -1);
+  for (const CompareRow& r : loaded.table->rows) {
+    if (r.bench >= 0) by_name[loaded.candidate->rows[r.npu].entry] = loaded.baseline->rows[r.bench].entry;
+  }
+  loaded.alignment = AlignEntries(*loaded.candidate, *loaded.baseline, by_name);
+  if (loaded.alignment->complete && loaded.alignment->mispaired_total > 0) {
+    CompareOptions aligned = options.compare;
+    aligned.entry_pairing = &loaded.alignment->bench_of_npu;
+    PARITY_ASSIGN_OR_RETURN(CompareTable t, Compare(*loaded.candidate, *loaded.baseline, aligned));
+    loaded.aligned_table = std::move(t);
+  }
+  loaded.input = FactsFromTable(loaded.aligned_table ? *loaded.aligned_table : *loaded.table, options.criteria);
   loaded.source = {{"kind", "dumps"},
                    {"baseline", DumpJson(*loaded.baseline, base_files)},
                    {"candidate", DumpJson(*loaded.candidate, cand_files)}};
@@ -202,6 +219,138 @@ Status LoadFromMsprobeRun(const AnalyzeOptions& options, Loaded& loaded) {
   return Status::Ok();
 }
 
+std::string NoiseExplanation(const FirstDiff& diff, const NoiseFinding& n, const DiffInput& input) {
+  switch (n.kind) {
+    case NoiseKind::kCrcAfterInplace: {
+      std::string later = n.later_row ? input.row_text(*n.later_row).name : std::string("a later in-place op's output");
+      return std::string("the ") + (n.candidate_side ? "candidate" : "baseline") + "'s CRC of this row is the CRC " +
+             later + " has on that side, a value the tensor reached only after that in-place op changed it, and " +
+             later + " is equal on both sides: msprobe hashed this tensor in its background thread after the "
+             "in-place op (the statistics, computed in the hook, " +
+             (input.rows[n.row].stats_compared ? std::string(input.rows[n.row].stats_equal ? "are equal" : "differ")
+                                               : std::string("were not recorded")) +
+             "); noise, not a divergence";
+    }
+    case NoiseKind::kCrcUnconfirmed:
+      return "the CRC differs but the statistics msprobe computed in the hook are equal, and no later row shows either "
+             "side's value again still differing: nothing in the dump shows the difference propagated; not counted";
+    case NoiseKind::kMaskedInput:
+      (void)diff;
+      return "a tensor input differs while every output of the op is equal: the op masks the difference, nothing "
+             "after it sees it";
+  }
+  return "";
+}
+
+// The values that differ at the first divergent API, for the search of the changed hunks:
+// non-tensor arguments' two values, and differing dtypes of tensor inputs.
+std::vector<std::pair<std::string, std::string>> DifferingValues(const DiffInput& input, const FirstDiff& diff) {
+  std::vector<std::pair<std::string, std::string>> values;
+  for (size_t r : diff.evidence.differing_arguments) {
+    RowText t = input.row_text(r);
+    if (t.candidate && t.baseline) values.push_back({*t.candidate, *t.baseline});
+  }
+  for (size_t r : diff.evidence.differing_inputs) {
+    json d = input.describe(r);
+    if (d.contains("dtype") && d["dtype"].is_object() && d["dtype"]["candidate"].is_string() &&
+        d["dtype"]["baseline"].is_string() && d["dtype"]["candidate"] != d["dtype"]["baseline"]) {
+      values.push_back({d["dtype"]["candidate"].get<std::string>(), d["dtype"]["baseline"].get<std::string>()});
+    }
+  }
+  return values;
+}
+
+// Where the value that differs at a line outside every changed hunk was set.
+json TraceFromLine(const AnalyzeOptions& options, const json& source,
+                   const std::vector<std::pair<std::string, std::string>>& values) {
+  ValueTraceRequest req;
+  req.worktree = options.locate.worktree;
+  req.baseline_ref = options.locate.baseline_ref;
+  req.candidate_ref = options.locate.candidate_ref.empty() ? "HEAD" : options.locate.candidate_ref;
+  req.file = source["local_file"].get<std::string>();
+  req.line = source.value("line", 0);
+  req.values = values;
+  // The worktree first: a linked worktree's HEAD is its own checkout.
+  Result<ValueTrace> trace = InvalidArgument("no worktree");
+  for (const fs::path& repo : {options.locate.worktree, options.locate.repo}) {
+    if (repo.empty()) continue;
+    req.repo = repo;
+    trace = TraceValue(req);
+    if (trace.ok()) break;
+  }
+  if (!trace.ok()) return {{"sentence", "the changed hunks could not be read: " + trace.status().message()}};
+  return ToJson(*trace);
+}
+
+json Names(const Dump& dump, uint32_t begin, uint32_t end, size_t limit = 5) {
+  json out = json::array();
+  for (uint32_t e = begin; e < end && out.size() < limit; ++e) out.push_back(std::string(dump.entries[e].name));
+  return out;
+}
+
+json EditJson(const AlignedEdit& e, const Dump& candidate, const Dump& baseline) {
+  return {{"kind", AlignedEditName(e.kind)},
+          {"candidate", Names(candidate, e.npu_begin, e.npu_end)},
+          {"baseline", Names(baseline, e.bench_begin, e.bench_end)},
+          {"candidate_count", e.npu_end - e.npu_begin},
+          {"baseline_count", e.bench_end - e.bench_begin}};
+}
+
+std::string Joined(const json& names) {
+  std::string out;
+  for (const json& n : names) out += (out.empty() ? "" : ", ") + n.get<std::string>();
+  return out;
+}
+
+std::string AlignedWords(const json& e) {
+  const std::string kind = e["kind"];
+  if (kind == "substituted") {
+    return "the candidate calls " + Joined(e["candidate"]) + " where the baseline calls " + Joined(e["baseline"]) +
+           " (a substituted call)";
+  }
+  if (kind == "inserted") return "the candidate calls " + Joined(e["candidate"]) + ", which the baseline does not (inserted)";
+  return "the baseline calls " + Joined(e["baseline"]) + " just before, which the candidate does not (removed)";
+}
+
+// The edit that holds the candidate entry `api`, or a removal right before it.
+std::optional<AlignedEdit> EditAt(const Alignment& a, const Dump& candidate, const std::string& api) {
+  std::optional<uint32_t> index;
+  for (uint32_t e = 0; e < candidate.entries.size(); ++e) {
+    if (candidate.entries[e].name == api) {
+      index = e;
+      break;
+    }
+  }
+  if (!index) return std::nullopt;
+  for (const AlignedEdit& e : a.edits) {
+    if (e.kind != AlignedEdit::Kind::kDelete && *index >= e.npu_begin && *index < e.npu_end) return e;
+    if (e.kind == AlignedEdit::Kind::kDelete && e.npu_begin == *index) return e;
+  }
+  return std::nullopt;
+}
+
+json AlignmentJson(const Alignment& a, const Dump& candidate, const Dump& baseline, bool used) {
+  json edits = json::array();
+  for (size_t i = 0; i < a.edits.size() && i < 20; ++i) edits.push_back(EditJson(a.edits[i], candidate, baseline));
+  json examples = json::array();
+  for (auto [c, b] : a.mispaired) {
+    int64_t aligned = a.bench_of_npu[c];
+    examples.push_back({{"candidate", std::string(candidate.entries[c].name)},
+                        {"msprobe_pairs_with", std::string(baseline.entries[b].name)},
+                        {"aligned_with", aligned >= 0 ? json(std::string(baseline.entries[aligned].name)) : json(nullptr)}});
+  }
+  return {{"complete", a.complete},
+          {"edit_count", a.edits.size()},
+          {"edits", edits},
+          {"mispaired_by_msprobe", a.mispaired_total},
+          {"mispaired_examples", examples},
+          {"used_for_first_diff", used},
+          {"note", !a.complete ? "more edits than parity aligns (4096): msprobe's pairing by name is used"
+                   : used      ? "msprobe's pairing by name and call counter compares different ops here; the first "
+                                 "divergence is searched on the aligned pairs (the compare table keeps msprobe's pairing)"
+                               : "both pairings agree"}};
+}
+
 json DescribeRows(const DiffInput& input, const std::vector<size_t>& rows) {
   json out = json::array();
   for (size_t r : rows) out.push_back(input.describe(r));
@@ -241,6 +390,9 @@ Result<json> AnalyzeFirstDiff(const AnalyzeOptions& options) {
                      {"rel", options.criteria.rel_tol},
                      {"ignore", options.criteria.ignore}};
   out["matching"] = {{"fuzzy", options.compare.fuzzy}, {"require_same_shape", options.compare.require_same_shape}};
+  out["alignment"] = loaded.alignment ? AlignmentJson(*loaded.alignment, *loaded.candidate, *loaded.baseline,
+                                                      loaded.aligned_table.has_value())
+                                      : json(nullptr);
   if (loaded.mode == DumpMode::kAll) {
     out["real_data_metrics"] =
         "not computed: tensor mode is analysed with the statistics recorded in dump.json (as msprobe -da does); "
@@ -261,11 +413,33 @@ Result<json> AnalyzeFirstDiff(const AnalyzeOptions& options) {
     first["api"] = api;
     first["verdict"] = diff.verdict;
     first["explanation"] = diff.explanation;
-    first["inputs_equal"] = diff.differing_inputs.empty();
-    first["arguments_equal"] = diff.differing_arguments.empty();
+    auto texts = [&](const std::vector<size_t>& rows) {
+      std::vector<RowText> out;
+      for (size_t r : rows) out.push_back(loaded.input.row_text(r));
+      return out;
+    };
+    std::vector<std::string> passes;
+    for (size_t r : diff.evidence.msprobe_passes) passes.push_back(loaded.input.row_text(r).name);
+    const std::string earlier =
+        diff.evidence.earlier_difference ? std::string(loaded.input.entries[*diff.evidence.earlier_difference]) : "";
+    first["cause"] = {{"kind", CauseName(diff.decision->cause)},
+                      {"rule", diff.decision->rule},
+                      {"sentence", diff.decision->sentence},
+                      {"evidence", EvidenceJson(diff.evidence, texts(diff.evidence.differing_inputs), texts(diff.evidence.differing_arguments),
+                                                texts(diff.evidence.differing_outputs), passes, earlier)},
+                      {"trace", nullptr}};
+    if (!passes.empty()) {
+      first["msprobe_note"] = "msprobe's own rules pass " + std::to_string(passes.size()) + " of the divergent rows (" +
+                              passes.front() + (passes.size() > 1 ? ", ..." : "") + "): parity counts every "
+                              "difference the dump shows";
+    } else {
+      first["msprobe_note"] = nullptr;
+    }
+    first["inputs_equal"] = diff.evidence.differing_inputs.empty();
+    first["arguments_equal"] = diff.evidence.differing_arguments.empty();
     first["divergent_rows"] = DescribeRows(loaded.input, diff.divergent_rows);
-    first["differing_inputs"] = DescribeRows(loaded.input, diff.differing_inputs);
-    first["differing_arguments"] = DescribeRows(loaded.input, diff.differing_arguments);
+    first["differing_inputs"] = DescribeRows(loaded.input, diff.evidence.differing_inputs);
+    first["differing_arguments"] = DescribeRows(loaded.input, diff.evidence.differing_arguments);
     first["inputs"] = DescribeRows(loaded.input, diff.input_rows);
     first["outputs"] = DescribeRows(loaded.input, diff.output_rows);
     json modules = json::array();
@@ -305,6 +479,21 @@ Result<json> AnalyzeFirstDiff(const AnalyzeOptions& options) {
     first["stack"] = frames;
     first["user_frame"] = user ? FrameJson(*user, options.locate.user_code) : json(nullptr);
     first["source"] = user ? ToJson(LocateSource(*user, options.locate)) : json(nullptr);
+    if (loaded.alignment && loaded.alignment->complete) {
+      if (auto edit = EditAt(*loaded.alignment, *loaded.candidate, api)) {
+        json e = EditJson(*edit, *loaded.candidate, *loaded.baseline);
+        first["alignment"] = e;
+        std::string words = "; aligned by what each call is, " + AlignedWords(e);
+        first["cause"]["sentence"] = first["cause"]["sentence"].get<std::string>() + words;
+        first["explanation"] = first["cause"]["sentence"];
+        out["explanation"] = first["cause"]["sentence"];
+      }
+    }
+    const json& src = first["source"];
+    if (src.is_object() && src.value("git_checked", false) && !src.value("in_changed_hunk", true) &&
+        src["local_file"].is_string() && !options.locate.worktree.empty()) {
+      first["cause"]["trace"] = TraceFromLine(options, src, DifferingValues(loaded.input, diff));
+    }
     out["first_divergence"] = first;
   } else {
     out["first_divergence"] = nullptr;
@@ -314,15 +503,19 @@ Result<json> AnalyzeFirstDiff(const AnalyzeOptions& options) {
   out["next_divergences"] = next;
   json noise = json::array();
   for (const auto& n : diff.noise) {
-    json item = {{"api", std::string(loaded.input.entries[n.entry])}, {"kind", n.kind}, {"row", loaded.input.describe(n.row)}};
-    item["explanation"] =
-        n.kind == "inplace_input_crc"
-            ? "an in-place op's input differs while its outputs match: msprobe hashes inputs in a background thread, "
-              "after the op may already have changed them in place; noise, not a divergence"
-            : "an input differs while every output matches: masked by the op, not a divergence";
+    json item = {{"api", std::string(loaded.input.entries[n.entry])}, {"kind", NoiseKindName(n.kind)},
+                 {"row", loaded.input.describe(n.row)}};
+    if (n.later_row) {
+      item["later_row"] = loaded.input.row_text(*n.later_row).name;
+      item["hashed_late_on"] = n.candidate_side ? "candidate" : "baseline";
+    }
+    item["explanation"] = NoiseExplanation(diff, n, loaded.input);
     noise.push_back(item);
   }
   out["noise"] = noise;
+  out["noise_total"] = diff.noise_total;
+  out["msprobe_first_flagged"] =
+      diff.msprobe_first_flagged ? json(std::string(loaded.input.entries[*diff.msprobe_first_flagged])) : json(nullptr);
   out["first_any_difference"] =
       diff.first_any_difference ? json(std::string(loaded.input.entries[*diff.first_any_difference])) : json(nullptr);
   const auto& c = diff.counts;

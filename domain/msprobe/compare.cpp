@@ -742,7 +742,10 @@ Result<CompareTable> Compare(const Dump& npu, const Dump& bench, const CompareOp
     const Entry& entry = npu.entries[e];
     std::string_view key = options.fuzzy ? fuzzy_key(npu_keys[e]) : npu_keys[e];
     const Entry* bench_e = nullptr;
-    if (next_bench < bench.entries.size() && bench_first[next_bench] && bench_keys[next_bench] == key) {
+    if (options.entry_pairing) {
+      int64_t paired = e < options.entry_pairing->size() ? (*options.entry_pairing)[e] : -1;
+      if (paired >= 0 && static_cast<size_t>(paired) < bench.entries.size()) bench_e = &bench.entries[paired];
+    } else if (next_bench < bench.entries.size() && bench_first[next_bench] && bench_keys[next_bench] == key) {
       bench_e = &bench.entries[next_bench++];
     } else if (std::optional<uint32_t> found = bench_entry.Find(key)) {
       bench_e = &bench.entries[*found];

@@ -25,6 +25,9 @@ const char* LevelName(Level level);
 struct CompareOptions {
   bool fuzzy = false;               // match without call counters (k-th call to k-th call)
   bool require_same_shape = false;  // msprobe 8.x merged on name and shape
+  // Per NPU entry, the bench entry to pair it with (-1: none), instead of msprobe's names
+  // (align.h's alignment); null: msprobe's pairing. Must outlive the call.
+  const std::vector<int64_t>* entry_pairing = nullptr;
 };
 
 // The checks msprobe runs per API; a row records which of them fired.

@@ -544,7 +544,38 @@ Result<DiffInput> FactsFromTextTable(const TextTable& table, const DiffCriteria&
     else if (level == "warning" || level == "Warning") f.level = Level::kWarning;
     else f.level = Level::kPass;
     input.rows.push_back(f);
+    if (mode == DumpMode::kMd5) {
+      // Value keys for the noise rules' data flow: the CRC with a hash of shape and dtype.
+      auto key = [&](int md5_col, int shape_col, int dtype_col) -> uint64_t {
+        if (!f.tensor || md5_col < 0 || shape_col < 0 || dtype_col < 0) return 0;
+        const std::string& crc = row[md5_col];
+        if (crc.size() != 8 || crc.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) return 0;
+        size_t h = std::hash<std::string>()(row[shape_col]) * 31 + std::hash<std::string>()(row[dtype_col]);
+        return (uint64_t{1} << 63) | (uint64_t{static_cast<uint32_t>(h ^ (h >> 32)) & 0x7fffffffu} << 32) |
+               std::stoul(crc, nullptr, 16);
+      };
+      input.npu_value.push_back(key(npu_md5, npu_shape, npu_dtype));
+      input.bench_value.push_back(f.matched ? key(bench_md5, bench_shape, bench_dtype) : 0);
+    }
   }
+  input.statistics_only = mode != DumpMode::kMd5;
+  input.row_text = [&table, name, bench_name, npu_dtype, bench_dtype, npu_max = npu_stat[0], bench_max = bench_stat[0]](size_t i) {
+    const auto& row = table.rows[i];
+    RowText t;
+    t.name = row[name];
+    if (row[bench_name] == "N/A" || row[bench_name].empty()) {
+      t.detail = "no baseline counterpart";
+      return t;
+    }
+    if (row[npu_dtype].find("class") != std::string::npos && npu_max >= 0 && bench_max >= 0) {
+      t.candidate = row[npu_max];
+      t.baseline = row[bench_max];
+    }
+    if (bench_dtype >= 0 && row[npu_dtype] != row[bench_dtype]) {
+      t.detail = "dtype " + row[npu_dtype] + " in the candidate, " + row[bench_dtype] + " in the baseline";
+    }
+    return t;
+  };
   input.describe = [&table](size_t i) {
     json out = json::object();
     for (size_t c = 0; c < table.header.size(); ++c) {

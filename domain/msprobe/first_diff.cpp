@@ -1,6 +1,8 @@
 #include "domain/msprobe/first_diff.h"
 
+#include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 #include "domain/msprobe/pyrepr.h"
 
@@ -32,11 +34,75 @@ namespace {
 bool RowDiverges(const RowFacts& row, const DiffCriteria& criteria) {
   if (!row.matched) return true;
   switch (criteria.mode) {
-    case DiffCriteria::Mode::kMsprobe: return row.level != Level::kPass;
+    case DiffCriteria::Mode::kMsprobe:
     case DiffCriteria::Mode::kBitwise: return !row.identical;
     case DiffCriteria::Mode::kTolerance: return row.exceeds;
   }
   return !row.identical;
+}
+
+// md5 mode: the rows whose CRC one side recorded only after a later in-place op changed
+// the tensor. For each in-place op's output that is equal on both sides, its value key
+// (CRC, shape, dtype) is a value the tensor reached later; a differing row earlier in the
+// table whose value on one side is that key was hashed late on that side.
+void FindLateHashes(const DiffInput& input, std::vector<std::optional<NoiseFinding>>& noise) {
+  if (input.npu_value.size() != input.rows.size() || input.bench_value.size() != input.rows.size()) return;
+  std::vector<int8_t> inplace(input.entries.size(), -1);
+  auto is_inplace = [&](uint32_t entry) {
+    if (inplace[entry] < 0) inplace[entry] = IsInPlaceApi(input.entries[entry]) ? 1 : 0;
+    return inplace[entry] == 1;
+  };
+  std::unordered_map<uint64_t, size_t> last_agreed;  // value key -> the last row with it
+  for (size_t r = 0; r < input.rows.size(); ++r) {
+    const RowFacts& row = input.rows[r];
+    if (row.output && row.identical && input.npu_value[r] != 0 && is_inplace(row.entry)) {
+      last_agreed[input.npu_value[r]] = r;
+    }
+  }
+  if (last_agreed.empty()) return;
+  for (size_t r = 0; r < input.rows.size(); ++r) {
+    const RowFacts& row = input.rows[r];
+    if (!row.matched || row.identical || !row.tensor) continue;
+    if (row.stats_compared && !row.stats_equal) continue;  // the synchronous statistics differ: real
+    for (bool candidate : {true, false}) {
+      uint64_t key = candidate ? input.npu_value[r] : input.bench_value[r];
+      auto it = key == 0 ? last_agreed.end() : last_agreed.find(key);
+      if (it == last_agreed.end() || it->second <= r) continue;
+      noise[r] = NoiseFinding{row.entry, r, NoiseKind::kCrcAfterInplace, it->second, candidate};
+      break;
+    }
+  }
+}
+
+// md5 mode: whether the difference at row r is seen again after `after` (a later row that
+// still differs holds either side's value of r).
+class Propagation {
+ public:
+  Propagation(const DiffInput& input, const std::vector<std::optional<NoiseFinding>>& noise) {
+    if (input.npu_value.size() != input.rows.size()) return;
+    for (size_t r = 0; r < input.rows.size(); ++r) {
+      const RowFacts& row = input.rows[r];
+      if (!row.matched || row.identical || noise[r]) continue;
+      if (input.npu_value[r] != 0) last_npu_[input.npu_value[r]] = r;
+      if (input.bench_value[r] != 0) last_bench_[input.bench_value[r]] = r;
+    }
+  }
+  bool SeenAfter(const DiffInput& input, size_t r, size_t after) const {
+    auto later = [&](const std::unordered_map<uint64_t, size_t>& m, uint64_t key) {
+      auto it = m.find(key);
+      return it != m.end() && it->second > after;
+    };
+    return later(last_npu_, input.npu_value[r]) || later(last_bench_, input.bench_value[r]);
+  }
+
+ private:
+  std::unordered_map<uint64_t, size_t> last_npu_, last_bench_;
+};
+
+std::vector<RowText> Texts(const DiffInput& input, const std::vector<size_t>& rows) {
+  std::vector<RowText> out;
+  for (size_t r : rows) out.push_back(input.row_text ? input.row_text(r) : RowText{std::to_string(r), {}, {}, {}});
+  return out;
 }
 
 }  // namespace
@@ -46,8 +112,15 @@ FirstDiff FindFirstDiff(const DiffInput& input, const DiffCriteria& criteria, si
   auto& counts = result.counts;
   counts.rows = input.rows.size();
   counts.entries = input.entries.size();
-  std::vector<FirstDiff::Noise> pending_noise;
-  std::vector<size_t> divergent, differing_inputs, differing_arguments, inputs, outputs;  // of one API
+  std::vector<std::optional<NoiseFinding>> noise(input.rows.size());
+  FindLateHashes(input, noise);
+  const Propagation propagation(input, noise);
+  const bool md5 = !input.npu_value.empty();
+
+  bool upstream_identical = true;
+  std::optional<uint32_t> earlier_difference;
+  std::vector<NoiseFinding> pending_noise;
+  std::vector<size_t> divergent, differing_inputs, differing_arguments, differing_outputs, unmatched, inputs, outputs;
   size_t i = 0;
   while (i < input.rows.size()) {
     uint32_t entry = input.rows[i].entry;
@@ -59,9 +132,11 @@ FirstDiff FindFirstDiff(const DiffInput& input, const DiffCriteria& criteria, si
     for (const std::string& pattern : criteria.ignore) {
       if (!pattern.empty() && name.find(pattern) != std::string::npos) ignored = true;
     }
-    bool any_difference = false, output_divergent = false, argument_differs = false, input_differs = false;
-    bool any_matched = false;
-    for (auto* list : {&divergent, &differing_inputs, &differing_arguments, &inputs, &outputs}) list->clear();
+    for (auto* list : {&divergent, &differing_inputs, &differing_arguments, &differing_outputs, &unmatched, &inputs,
+                       &outputs}) {
+      list->clear();
+    }
+    bool any_difference = false, any_matched = false, output_differs = false, msprobe_flags = false;
     for (size_t r = i; r < end; ++r) {
       const RowFacts& row = input.rows[r];
       if (row.matched) {
@@ -69,34 +144,56 @@ FirstDiff FindFirstDiff(const DiffInput& input, const DiffCriteria& criteria, si
         any_matched = true;
       } else {
         ++counts.unmatched_npu;
+        unmatched.push_back(r);
       }
       if (row.identical) ++counts.identical_rows;
       if (!row.identical) any_difference = true;
-      bool diverges = RowDiverges(row, criteria);
-      if (diverges) ++counts.divergent_rows;
+      if (row.level != Level::kPass) msprobe_flags = true;
+      const bool differs = !row.matched || (!row.identical && !noise[r]);
       (row.output ? outputs : inputs).push_back(r);
       if (row.output) {
-        if (diverges) {
-          output_divergent = true;
-          divergent.push_back(r);
-        }
+        output_differs |= differs;
+        if (differs && RowDiverges(row, criteria)) differing_outputs.push_back(r);
       } else if (!row.tensor) {
-        if (!row.matched || !row.identical) {
-          argument_differs = true;
-          differing_arguments.push_back(r);
-          divergent.push_back(r);
-        }
-      } else if (!row.matched || !row.identical) {
-        input_differs = true;
+        if (differs) differing_arguments.push_back(r);
+      } else if (differs) {
         differing_inputs.push_back(r);
-        if (!row.matched) divergent.push_back(r);
       }
     }
-    bool unmatched_rows = false;
-    for (size_t r = i; r < end; ++r) unmatched_rows |= !input.rows[r].matched;
-    bool entry_divergent = output_divergent || argument_differs || unmatched_rows;
-
+    // md5: a CRC difference that only the CRC shows (equal statistics) and that nothing
+    // later shows again is not counted.
+    if (md5 && !differing_outputs.empty() && differing_arguments.empty() && unmatched.empty()) {
+      bool confirmed = false;
+      for (size_t r : differing_outputs) {
+        const RowFacts& row = input.rows[r];
+        if (!row.stats_compared || !row.stats_equal || propagation.SeenAfter(input, r, end - 1)) confirmed = true;
+      }
+      if (!confirmed) {
+        for (size_t r : differing_outputs) noise[r] = NoiseFinding{entry, r, NoiseKind::kCrcUnconfirmed, {}, false};
+        for (size_t r : differing_inputs) {
+          const RowFacts& row = input.rows[r];
+          if (row.stats_compared && row.stats_equal) noise[r] = NoiseFinding{entry, r, NoiseKind::kCrcUnconfirmed, {}, false};
+        }
+        std::erase_if(differing_inputs, [&](size_t r) { return noise[r].has_value(); });
+        differing_outputs.clear();
+        output_differs = false;
+      }
+    }
+    const bool entry_divergent = !differing_outputs.empty() || !differing_arguments.empty() || !unmatched.empty();
+    for (size_t r = i; r < end; ++r) {
+      if (!noise[r]) continue;
+      ++result.noise_total;
+      if (!result.entry && !ignored) pending_noise.push_back(*noise[r]);
+    }
+    if (!ignored && msprobe_flags && !result.msprobe_first_flagged) result.msprobe_first_flagged = entry;
     if (!ignored && any_difference && !result.first_any_difference) result.first_any_difference = entry;
+    for (size_t r : differing_outputs) divergent.push_back(r);
+    for (size_t r : differing_arguments) divergent.push_back(r);
+    for (size_t r : unmatched) {
+      if (!input.rows[r].output) divergent.push_back(r);
+    }
+    counts.divergent_rows += divergent.size();
+
     if (ignored) {
       ++counts.ignored_entries;
     } else if (entry_divergent) {
@@ -104,35 +201,35 @@ FirstDiff FindFirstDiff(const DiffInput& input, const DiffCriteria& criteria, si
       if (!result.entry) {
         result.entry = entry;
         result.divergent_rows = divergent;
-        result.differing_inputs = differing_inputs;
-        result.differing_arguments = differing_arguments;
         result.input_rows = inputs;
         result.output_rows = outputs;
         result.noise = pending_noise;
-        if (!any_matched) {
-          result.verdict = "unmatched";
-          result.explanation = std::string(name) + " has no counterpart in the baseline dump: the candidate calls something the "
-                                      "baseline does not (a structural change)";
-        } else if (input_differs) {
-          result.verdict = "upstream";
-          result.explanation = "inputs already differed: " + std::string(name) +
-                               " received different tensors, so the divergence came from earlier code that msprobe "
-                               "did not dump (not a hooked API, or a different dump level/scope)";
-        } else {
-          result.verdict = "operator";
-          result.explanation = argument_differs && !output_divergent
-                                   ? "tensor inputs equal, a non-tensor argument differs: the call of " + std::string(name) +
-                                         " itself changed"
-                                   : "inputs equal, output differs: " + std::string(name) + " itself" +
-                                         (argument_differs ? " (called with different arguments)" : "") +
-                                         " produced the divergence";
+        Evidence& e = result.evidence;
+        e.differing_outputs = differing_outputs;
+        e.differing_inputs = differing_inputs;
+        e.differing_arguments = differing_arguments;
+        e.unmatched_rows = unmatched;
+        e.any_matched = any_matched;
+        e.upstream_identical = upstream_identical;
+        e.earlier_difference = earlier_difference;
+        e.statistics_only = input.statistics_only;
+        for (size_t r : divergent) {
+          if (input.rows[r].matched && input.rows[r].level == Level::kPass) e.msprobe_passes.push_back(r);
         }
+        std::vector<RowText> outs = Texts(input, differing_outputs);
+        result.decision = Decide(e, name, Texts(input, differing_inputs), Texts(input, differing_arguments), outs,
+                                 earlier_difference ? input.entries[*earlier_difference] : std::string_view());
+        result.verdict = CauseName(result.decision->cause);
+        result.explanation = result.decision->sentence;
       } else if (result.next_entries.size() < max_next) {
         result.next_entries.push_back(entry);
       }
-    } else if (input_differs && !result.entry) {
-      for (size_t r : differing_inputs) {
-        pending_noise.push_back({entry, r, IsInPlaceApi(name) ? "inplace_input_crc" : "input_only"});
+    } else {
+      if (output_differs) {  // within the criterion: the first such API is the upstream of later ones
+        upstream_identical = false;
+        if (!earlier_difference) earlier_difference = entry;
+      } else if (!differing_inputs.empty() && !result.entry) {
+        for (size_t r : differing_inputs) pending_noise.push_back({entry, r, NoiseKind::kMaskedInput, {}, false});
       }
     }
     i = end;
@@ -140,6 +237,10 @@ FirstDiff FindFirstDiff(const DiffInput& input, const DiffCriteria& criteria, si
   if (!result.entry) {
     result.noise = pending_noise;
     result.explanation = "no API diverges under the " + std::string(CriteriaModeName(criteria.mode)) + " criterion";
+    if (result.noise_total > 0) {
+      result.explanation += " (" + std::to_string(result.noise_total) + " differing row(s) discounted as noise, each "
+                            "with its reason)";
+    }
   }
   return result;
 }
@@ -186,8 +287,65 @@ DiffInput FactsFromTable(const CompareTable& table, const DiffCriteria& criteria
         }
       }
     }
+    if (table.mode == DumpMode::kMd5 && facts.matched && facts.tensor) {
+      const Row& b = *table.BenchRow(r);
+      bool any_number = false, same_kinds = true;
+      for (int s = 0; s < 4; ++s) {
+        same_kinds &= row.stat_kind(s) == b.stat_kind(s);
+        any_number |= row.stat_kind(s) == StatValue::Kind::kNumber;
+      }
+      facts.stats_compared = same_kinds && any_number;
+      facts.stats_equal = facts.stats_compared;
+      for (int s = 0; s < 4 && facts.stats_equal; ++s) facts.stats_equal = table.SameStatAt(r, s);
+    }
     input.rows.push_back(facts);
   }
+  input.statistics_only = table.mode != DumpMode::kMd5;
+  if (table.mode == DumpMode::kMd5) {
+    // Value keys: the CRC with a hash of the shape and dtype texts (cached per pool id).
+    auto keys = [](const Dump& dump) {
+      return [&dump, cache = std::unordered_map<uint64_t, uint32_t>()](const Row& row) mutable -> uint64_t {
+        if (!row.tensor || !row.has_md5 || row.md5_text != 0) return 0;
+        uint64_t ids = (uint64_t{row.shape} << 32) | row.dtype;
+        auto [it, fresh] = cache.try_emplace(ids, 0u);
+        if (fresh) {
+          size_t h = std::hash<std::string>()(dump.Text(row.shape)) * 31 + std::hash<std::string>()(dump.Text(row.dtype));
+          it->second = static_cast<uint32_t>(h ^ (h >> 32));
+        }
+        return (uint64_t{1} << 63) | (uint64_t{it->second & 0x7fffffffu} << 32) | row.md5;
+      };
+    };
+    auto npu_key = keys(*table.npu);
+    auto bench_key = keys(*table.bench);
+    input.npu_value.reserve(table.rows.size());
+    input.bench_value.reserve(table.rows.size());
+    for (const CompareRow& r : table.rows) {
+      input.npu_value.push_back(npu_key(table.NpuRow(r)));
+      const Row* b = table.BenchRow(r);
+      input.bench_value.push_back(b ? bench_key(*b) : 0);
+    }
+  }
+  input.row_text = [&table](size_t i) {
+    const CompareRow& r = table.rows[i];
+    const Row& n = table.NpuRow(r);
+    const Row* b = table.BenchRow(r);
+    RowText t;
+    t.name = table.npu->RowName(n);
+    if (!b) {
+      t.detail = r.dtype_gate_failed ? "no baseline counterpart: dtypes not compatible" : "no baseline counterpart";
+      return t;
+    }
+    if (!n.tensor && n.dtype != 0 && table.npu->Text(n.dtype).find("class") != std::string::npos) {
+      t.candidate = table.NpuStat(r, 0);
+      t.baseline = table.BenchStat(r, 0);
+    }
+    if (!table.SameText(n.dtype, b->dtype)) {
+      t.detail = "dtype " + table.npu->Text(n.dtype) + " in the candidate, " + table.bench->Text(b->dtype) + " in the baseline";
+    } else if (!table.SameText(n.shape, b->shape)) {
+      t.detail = "shape " + table.npu->Text(n.shape) + " in the candidate, " + table.bench->Text(b->shape) + " in the baseline";
+    }
+    return t;
+  };
   input.describe = [&table](size_t i) {
     const CompareRow& r = table.rows[i];
     const Row& n = table.NpuRow(r);
@@ -200,7 +358,8 @@ DiffInput FactsFromTable(const CompareTable& table, const DiffCriteria& criteria
     out["shape"] = {{"candidate", table.npu->Text(n.shape)}, {"baseline", b ? json(table.bench->Text(b->shape)) : json(nullptr)}};
     if (table.mode == DumpMode::kMd5) {
       out["md5"] = {{"candidate", table.npu->Md5String(n)}, {"baseline", b ? json(table.bench->Md5String(*b)) : json(nullptr)}};
-    } else {
+    }
+    if (table.mode != DumpMode::kMd5 || n.stat_kind(0) == StatValue::Kind::kNumber) {
       static constexpr const char* kNames[4] = {"max", "min", "mean", "norm"};
       json stats = json::object();
       for (int s = 0; s < 4; ++s) {

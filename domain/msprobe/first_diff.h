@@ -6,11 +6,17 @@
 //
 // An API diverges when one of its outputs (or parameter gradients) diverges under the
 // chosen criterion, when a non-tensor argument differs (the call itself changed), or when
-// it has no counterpart in the baseline. Then its tensor inputs decide the verdict: equal
-// inputs and a different output name the operator itself ("operator"); different inputs
-// mean the divergence came from earlier ("upstream"). A tensor input that differs while
-// every output matches is not a divergence; on an in-place op it is msprobe's known CRC
-// noise (the input is hashed in a background thread after the op already changed it).
+// it has no counterpart in the baseline. Under the default criterion ("msprobe") every
+// difference the dump shows counts, and the rows msprobe's own pass rules would pass are
+// named as such (its relative-error rules pass a changed operand whose inputs already
+// differ). Why the API diverges (its cause) is decision.h's: from the evidence gathered
+// here, one rule, one sentence.
+//
+// Differences that are not divergences are reported as noise (decision.h NoiseKind): in md5
+// mode, CRCs msprobe computed after a later in-place op changed the tensor (found from the
+// dump's own data flow: the later op's output holds that CRC on that side and is equal on
+// both), CRC differences whose statistics are equal and that nothing later shows; and
+// inputs that differ while every output of the op is equal.
 #pragma once
 
 #include <cstdint>
@@ -24,11 +30,13 @@
 #include <nlohmann/json.hpp>
 
 #include "domain/msprobe/compare.h"
+#include "domain/msprobe/decision.h"
 
 namespace parity::msprobe {
 
 struct DiffCriteria {
-  // kMsprobe: a row diverges when msprobe's rules class it warning/error (md5: CRC differs);
+  // kMsprobe: a row diverges when it differs at all (as kBitwise), and each divergent row
+  // says whether msprobe's own rules would class it warning/error or pass it;
   // kBitwise: any statistic / CRC differs; kTolerance: a statistic differs by more than
   // abs + rel * |baseline| (CRC mode: any difference).
   enum class Mode { kMsprobe, kBitwise, kTolerance };
@@ -41,6 +49,10 @@ struct DiffCriteria {
 const char* CriteriaModeName(DiffCriteria::Mode mode);
 
 struct RowFacts {
+  // md5 mode: both sides recorded numeric statistics, and whether they are all equal
+  // (msprobe computes them synchronously in the hook, the CRC in a background thread).
+  bool stats_compared = false;
+  bool stats_equal = false;
   uint32_t entry = 0;      // index into DiffInput::entries
   bool output = false;     // an output or a parameter gradient
   bool tensor = true;      // false: a scalar argument (dtype "<class '...'>")
@@ -57,23 +69,26 @@ struct DiffInput {
   std::vector<RowFacts> rows;
   // A JSON description of row i (names, dtype, shape, both sides' values, class).
   std::function<nlohmann::json(size_t row)> describe;
+  // Row i's name, a non-tensor argument's two values, what differs besides values.
+  std::function<RowText(size_t row)> row_text;
+  // md5 mode: per row, a key of the tensor's value on each side (CRC-32, shape, dtype; 0:
+  // none), for the data flow the noise rules follow. Empty in the other modes.
+  std::vector<uint64_t> npu_value, bench_value;
+  bool statistics_only = false;  // "equal" means equal statistics (summary and tensor mode)
 };
 
 struct FirstDiff {
   std::optional<uint32_t> entry;        // the first divergent API
-  std::string verdict = "none";         // operator | upstream | unmatched | none
+  std::string verdict = "none";         // CauseName(decision->cause), or none
   std::string explanation;
+  std::optional<Decision> decision;
+  Evidence evidence;                    // what the decision was made from
+  std::optional<uint32_t> msprobe_first_flagged;  // the first API msprobe's own rules flag
   std::vector<size_t> divergent_rows;   // of that API
-  std::vector<size_t> differing_inputs; // tensor inputs that already differed
-  std::vector<size_t> differing_arguments;  // scalar arguments that differ
   std::vector<size_t> input_rows, output_rows;
   std::vector<uint32_t> next_entries;   // the next divergent APIs
-  struct Noise {
-    uint32_t entry;
-    size_t row;
-    std::string kind;  // inplace_input_crc | input_only
-  };
-  std::vector<Noise> noise;             // input-only differences before the first divergence
+  std::vector<NoiseFinding> noise;      // discounted differences before the first divergence
+  uint64_t noise_total = 0;             // discounted differences in the whole table
   std::optional<uint32_t> first_any_difference;  // first API with any bitwise difference
   struct Counts {
     uint64_t rows = 0, matched = 0, unmatched_npu = 0, unmatched_bench = 0, divergent_rows = 0,

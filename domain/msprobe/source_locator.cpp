@@ -89,9 +89,11 @@ Result<std::vector<Hunk>> DiffHunks(const fs::path& repo_path, const std::string
   options.context_lines = 0;
   std::string spec = file_in_repo;
   char* specs[] = {spec.data()};
-  options.pathspec.strings = specs;
-  options.pathspec.count = 1;
-  options.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
+  if (!file_in_repo.empty()) {  // empty: every file
+    options.pathspec.strings = specs;
+    options.pathspec.count = 1;
+    options.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
+  }
   git_diff* diff = nullptr;
   if (int rc = git_diff_tree_to_tree(&diff, repo.get(), old_tree.get(), new_tree.get(), &options); rc != 0) {
     return git::GitError(rc, "diffing " + old_ref + ".." + new_ref + " -- " + file_in_repo);
@@ -110,7 +112,8 @@ Result<std::vector<Hunk>> DiffHunks(const fs::path& repo_path, const std::string
       size_t lines = 0;
       if (int rc = git_patch_get_hunk(&gh, &lines, patch, h); rc != 0) return git::GitError(rc, "reading a hunk");
       Hunk hunk;
-      hunk.file = file_in_repo;
+      const git_diff_delta* delta = git_patch_get_delta(patch);
+      hunk.file = !file_in_repo.empty() || !delta || !delta->new_file.path ? file_in_repo : delta->new_file.path;
       hunk.old_start = gh->old_start;
       hunk.old_lines = gh->old_lines;
       hunk.new_start = gh->new_start;

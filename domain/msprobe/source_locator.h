@@ -54,7 +54,7 @@ struct SourceLocation {
 // Never fails for a missing file or repository: that is recorded in notes.
 SourceLocation LocateSource(const Frame& frame, const LocateOptions& options);
 
-// The changed hunks of one file between two refs (context 0).
+// The changed hunks of one file between two refs (context 0); an empty file: of every file.
 Result<std::vector<Hunk>> DiffHunks(const std::filesystem::path& repo, const std::string& old_ref,
                                     const std::string& new_ref, const std::string& file_in_repo);
 

@@ -45,7 +45,9 @@ void ExpectGeluAtLine64(const json& hunt, const std::string& config) {
   ASSERT_TRUE(hunt["found"].get<bool>()) << hunt.dump(2);
   const json& first = hunt["first_divergence"];
   EXPECT_EQ(first["api"], "Functional.gelu.0.forward");
-  EXPECT_EQ(first["verdict"], "operator");
+  // The tensor input is equal, the keyword argument approximate differs: the argument is the cause.
+  EXPECT_EQ(first["verdict"], "argument");
+  EXPECT_EQ(first["cause"]["kind"], "argument");
   EXPECT_TRUE(first["inputs_equal"].get<bool>());
   ASSERT_TRUE(first["user_frame"].is_object()) << first.dump(2);
   // The .xlsx fixtures keep the path of the machine that ran msprobe (only the CSV/JSON
@@ -124,7 +126,10 @@ TEST(RealFixtures, BaselineRerunMd5MismatchIsNoiseNotADivergence) {
   EXPECT_FALSE((*hunt)["found"].get<bool>()) << (*hunt)["first_divergence"].dump(2);
   ASSERT_EQ((*hunt)["noise"].size(), 1u) << (*hunt)["noise"].dump(2);
   EXPECT_EQ((*hunt)["noise"][0]["api"], "Tensor.add_.11.forward");
-  EXPECT_EQ((*hunt)["noise"][0]["kind"], "inplace_input_crc");
+  // The baseline's CRC of the input is its own output's (equal on both sides): hashed after add_.
+  EXPECT_EQ((*hunt)["noise"][0]["kind"], "crc_after_inplace");
+  EXPECT_EQ((*hunt)["noise"][0]["later_row"], "Tensor.add_.11.forward.output.0");
+  EXPECT_EQ((*hunt)["noise"][0]["hashed_late_on"], "baseline");
   EXPECT_EQ((*hunt)["noise"][0]["row"]["name"], "Tensor.add_.11.forward.input.0");
   ExpectTableMatches(out.path() / "compare_table.csv",
                      OnlyFile(fixtures / "compare/md5_L1/baseline_rerun/step0_json", ".csv"), false);

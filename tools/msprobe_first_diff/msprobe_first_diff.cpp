@@ -115,9 +115,7 @@ msprobe::AnalyzeOptions ToOptions(const Params& p, const fs::path& out_dir, cons
 
 std::string Summary(const json& out) {
   if (!out["found"].get<bool>()) {
-    std::string s = "No divergent API (" + out["explanation"].get<std::string>() + ").";
-    if (!out["noise"].empty()) s += " " + std::to_string(out["noise"].size()) + " input-only difference(s) reported as noise.";
-    return s;
+    return "No divergent API: " + out["explanation"].get<std::string>() + ".";
   }
   const json& first = out["first_divergence"];
   std::string s = "First divergent API: " + first["api"].get<std::string>() + " (" + first["verdict"].get<std::string>() +
@@ -130,8 +128,11 @@ std::string Summary(const json& out) {
   const json& source = first["source"];
   if (source.is_object() && source["in_changed_hunk"].is_boolean()) {
     s += source["in_changed_hunk"].get<bool>() ? " The line is in a hunk changed between the commits."
-                                               : " The line is not in a changed hunk.";
+                                               : " The line is not in a changed hunk";
+    const json& trace = first["cause"]["trace"];
+    if (!source["in_changed_hunk"].get<bool>()) s += trace.is_object() ? ": " + trace.value("sentence", "") + "." : ".";
   }
+  if (first["msprobe_note"].is_string()) s += " Note: " + first["msprobe_note"].get<std::string>() + ".";
   return s;
 }
 
