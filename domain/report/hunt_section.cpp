@@ -1,5 +1,7 @@
 #include "domain/report/hunt_section.h"
 
+#include "domain/report/hunt_words.h"
+
 #include <set>
 #include <string>
 
@@ -12,7 +14,7 @@ using json = nlohmann::json;
 std::string Scalar(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "-";
-  return v.dump();
+  return v.is_number() ? ShortNumber(v) : v.dump();
 }
 
 json ObjectOr(const json& j, const char* key) {
@@ -125,18 +127,41 @@ void AddHuntV1(const json& hunt, bool zh, Document& doc) {
     h.level = 3;
     h.text = std::move(text);
   };
-  if (hunt.value("explanation", json()).is_string()) AddBlock(doc, Block::Kind::kParagraph).text = hunt["explanation"];
   const json& fd = hunt.value("first_divergence", json());
+  if (fd.is_object()) {
+    AddBlock(doc, Block::Kind::kParagraph).text = CauseSentence(fd, zh);
+  } else if (hunt.value("explanation", json()).is_string()) {
+    AddBlock(doc, Block::Kind::kParagraph).text =
+        zh ? "在 " + Scalar(ObjectOr(hunt, "criteria").value("mode", json())) + " 判据下没有 API 分歧" +
+                 (hunt.value("noise_total", 0) > 0 ? "（" + Scalar(hunt["noise_total"]) + " 行差异作为噪声剔除，各附原因）" : "") + "。"
+           : hunt["explanation"].get<std::string>();
+  }
   auto& kv = AddBlock(doc, Block::Kind::kKeyValues);
   kv.monospace = true;
   if (!fd.is_object()) {
     kv.pairs.push_back({zh ? "找到分歧" : "divergence found", YesNo(hunt.value("found", json()), zh)});
   } else {
     kv.pairs.push_back({zh ? "首个分歧 API" : "first divergent API", Scalar(fd.value("api", json()))});
-    kv.pairs.push_back({zh ? "判定" : "verdict", Scalar(fd.value("verdict", json()))});
+    std::string verdict = Scalar(fd.value("verdict", json()));
+    if (zh) {
+      static const std::pair<const char*, const char*> kZh[] = {{"operator", "算子本身（operator）"},
+                                                                {"argument", "参数（argument）"},
+                                                                {"operands", "操作数（operands）"},
+                                                                {"upstream", "上游（upstream）"},
+                                                                {"unmatched", "无对应（unmatched）"}};
+      for (auto [en, cn] : kZh) {
+        if (verdict == en) verdict = cn;
+      }
+    }
+    kv.pairs.push_back({zh ? "判定" : "verdict", verdict});
     kv.pairs.push_back({zh ? "张量输入一致" : "tensor inputs equal", YesNo(fd.value("inputs_equal", json()), zh)});
     kv.pairs.push_back({zh ? "非张量参数一致" : "non-tensor arguments equal", YesNo(fd.value("arguments_equal", json()), zh)});
-    if (fd.value("explanation", json()).is_string()) kv.pairs.push_back({zh ? "说明" : "explanation", fd["explanation"]});
+    if (fd.value("msprobe_note", json()).is_string()) {
+      const size_t passes = ObjectOr(ObjectOr(fd, "cause"), "evidence").value("msprobe_passes", json::array()).size();
+      kv.pairs.push_back({zh ? "msprobe 的判定" : "msprobe's rules",
+                          zh ? "msprobe 自身的规则会判定其中 " + std::to_string(passes) + " 行通过；parity 计入 dump 显示的每一处差异"
+                             : fd["msprobe_note"].get<std::string>()});
+    }
   }
   if (hunt.contains("first_any_difference"))
     kv.pairs.push_back({zh ? "首个有任何差异的 API" : "first API with any difference", Scalar(hunt["first_any_difference"])});
@@ -172,12 +197,20 @@ void AddHuntV1(const json& hunt, bool zh, Document& doc) {
     s.pairs.push_back({zh ? "在本次改动的 hunk 中" : "inside a changed hunk", YesNo(src.value("in_changed_hunk", json()), zh)});
     if (src.value("notes", json()).is_array())
       for (const auto& n : src["notes"]) s.pairs.push_back({zh ? "备注" : "note", Scalar(n)});
-    const json& hunk = src.value("hunk", json());
-    if (hunk.is_object()) {
+    auto add_hunk = [&](const json& hunk) {
       heading3((zh ? "Git 改动 " : "Git hunk ") + Scalar(hunk.value("file", json())));
       std::string text = Scalar(hunk.value("header", json())) + "\n";
       for (const auto& l : hunk.value("lines", json::array())) text += Scalar(l) + "\n";
       AddBlock(doc, Block::Kind::kCode).text = text;
+    };
+    const json& hunk = src.value("hunk", json());
+    if (hunk.is_object()) add_hunk(hunk);
+    const json& trace = ObjectOr(fd, "cause").value("trace", json());
+    if (trace.is_object()) {
+      heading3(zh ? "取值来源（从该行追踪到改动）" : "Where the differing value is set (traced from the line)");
+      AddBlock(doc, Block::Kind::kParagraph).text = TraceSentence(trace, zh);
+      const json& hunks = trace.value("hunks", json::array()).empty() ? trace.value("all_hunks", json::array()) : trace["hunks"];
+      for (size_t i = 0; i < hunks.size() && i < 3; ++i) add_hunk(hunks[i]);
     }
   }
   const json& stack = fd.value("stack", json());
@@ -203,13 +236,13 @@ void AddHuntV1(const json& hunt, bool zh, Document& doc) {
   AddRows(fd.value("divergent_rows", json()), zh ? "分歧行" : "Divergent rows", zh, doc, AddBlock);
   const json& noise = hunt.value("noise", json());
   if (noise.is_array() && !noise.empty()) {
-    heading3((zh ? "分歧前仅输入不同的记录（噪声） " : "Input-only differences before it (noise) ") + std::to_string(noise.size()));
+    heading3((zh ? "被剔除的差异（噪声） " : "Differences not counted (noise) ") + std::to_string(noise.size()));
     auto& t = AddBlock(doc, Block::Kind::kTable);
     t.monospace = true;
-    t.header = {"api", "kind", zh ? "说明" : "explanation"};
+    t.header = {"api", zh ? "行" : "row", "kind", zh ? "说明" : "explanation"};
     for (size_t i = 0; i < noise.size() && i < kRowsShown; ++i)
-      t.rows.push_back({Scalar(noise[i].value("api", json())), Scalar(noise[i].value("kind", json())),
-                        Scalar(noise[i].value("explanation", json()))});
+      t.rows.push_back({Scalar(noise[i].value("api", json())), Scalar(ObjectOr(noise[i], "row").value("name", json())),
+                        Scalar(noise[i].value("kind", json())), NoiseKindText(noise[i], zh)});
   }
 }
 
@@ -232,10 +265,24 @@ void AddHuntSection(const json& hunt, Language language, Document& doc) {
   // another shape, every scalar; for parity.hunt/1, the keys the contract does not name.
   static const std::set<std::string> kKnownV1 = {
       "schema", "source", "mode", "criteria", "matching", "real_data_metrics", "found", "explanation",
-      "first_divergence", "next_divergences", "noise", "first_any_difference", "counts", "compare_table", "hunt_json"};
+      "first_divergence", "next_divergences", "noise", "noise_total", "msprobe_first_flagged", "first_any_difference",
+      "counts", "compare_table", "hunt_json"};
   json rest = json::object();
   for (const auto& [k, x] : hunt.items())
     if (!v1 || !kKnownV1.count(k)) rest[k] = x;
+  // parity hunt's outcome: its verdict and conclusion in the report's language, the
+  // iterations as a table; the rest of its object below.
+  if (v1 && rest.contains("hunt") && rest["hunt"].is_object()) {
+    json& h2 = rest["hunt"];
+    auto& hh = add(Block::Kind::kHeading);
+    hh.level = 3;
+    hh.text = zh ? "parity hunt 结论" : "parity hunt conclusion";
+    auto& hv = add(Block::Kind::kKeyValues);
+    hv.pairs.push_back({zh ? "结论" : "verdict", HuntVerdictName(h2.value("verdict", ""), zh)});
+    hv.pairs.push_back({zh ? "说明" : "explanation", HuntSentence(h2, zh)});
+    AddHuntIterations(h2, zh, doc);
+    for (const char* k : {"verdict", "explanation", "iterations"}) h2.erase(k);
+  }
   if (rest.empty()) return;
   if (v1) {
     auto& eh = add(Block::Kind::kHeading);

@@ -108,10 +108,10 @@ Result<HuntOutcome> Hunt::Body() {
   PARITY_ASSIGN_OR_RETURN(json compared, CompareLogs(base_.run0.metrics(), cand_.run0.metrics(), kCase, false));
   std::string log_verdict = compared.value("verdict", "INCONCLUSIVE");
   hunt_["compare"] = {{"case", kCase}, {"verdict", log_verdict}, {"reason", compared.value("verdict_reason", "")},
-                      {"report", compared.value("report", "")}};
+                      {"report", compared.value("report", "")}, {"metrics", MetricFigures(compared)}};
   obs_.Note("logs: " + log_verdict + " — " + compared.value("verdict_reason", ""));
   if (log_verdict == "PASS") {
-    Conclude(kHuntNoDivergence, "loss and grad norm agree at every step (" + compared.value("verdict_reason", "") + ")");
+    Conclude(kHuntNoDivergence, LogsWithinTolerance(compared));
     return Finish();
   }
 
@@ -231,7 +231,7 @@ Result<HuntOutcome> RunHunt(const ComparerConfig& config, const HuntOptions& opt
 int HuntExitCode(const Result<HuntOutcome>& outcome) {
   if (!outcome.ok()) return 2;
   if (outcome->verdict == kHuntNoDivergence) return 0;
-  if (outcome->verdict == kHuntOperator || outcome->verdict == kHuntProbe) return 1;
+  if (outcome->verdict == kHuntOperator || outcome->verdict == kHuntProbe || outcome->verdict == kHuntArgument) return 1;
   return 2;
 }
 

@@ -10,6 +10,11 @@
 //      inputs equal and output differs -> "inputs equal, output differs" at that line.
 //   4. inputs differ -> every user function on the stack instrumented, rerun, the first
 //      divergent probe reported (PrecisionComparer's second phase).
+//   Where the divergent line is in no changed hunk and msprobe shows the op's tensor
+//   inputs equal and a non-tensor argument differing (or the probes before the statement
+//   show only a non-tensor value differing), the verdict is "argument differs", with the
+//   hunk that sets the value (msprobe_first_diff's value trace) when one was found.
+//   Every sentence is built from what the runs showed (hunt.json carries the evidence).
 //   5. every instrumented run must reproduce its uninstrumented run's loss and grad norm
 //      (else the probes perturbed the numerics: "inconclusive").
 // Probes are reverted byte for byte after every rerun and on every error path (checked with
@@ -40,6 +45,7 @@ namespace parity::workflow {
 inline constexpr const char* kHuntNoDivergence = "no divergence";
 inline constexpr const char* kHuntOperator = "inputs equal, output differs";
 inline constexpr const char* kHuntProbe = "first divergent probe";
+inline constexpr const char* kHuntArgument = "argument differs";
 inline constexpr const char* kHuntInconclusive = "inconclusive";
 
 struct HuntOptions {

@@ -58,6 +58,20 @@ struct Side {
 // `file` relative to `root`, with forward slashes.
 std::string Rel(const fs::path& file, const fs::path& root);
 
+// The sentences of the hunt's conclusions (hunt_words.cpp), each from compare_logs' and
+// msprobe_first_diff's evidence only.
+// compare_logs PASS: per metric, bitwise equal, identical as printed (and what the printed
+// digits cannot show), or "differs by X at step N, within the tolerance T".
+std::string LogsWithinTolerance(const json& compared);
+// Per metric, the figures those sentences use (hunt.json's compare.metrics; the report
+// says them in its own language).
+json MetricFigures(const json& compared);
+// An instrumented run equal to its uninstrumented run only as printed: what the printed
+// digits of that log format cannot show, in the trainer's own terms (said once per hunt).
+std::string PrintedDigitsWarning(const json& check);
+// A probe record's value for a sentence: a non-tensor's repr, a tensor's dtype/shape/hash.
+std::string ProbeValue(const json& record);
+
 class Hunt {
  public:
   Hunt(const ComparerConfig& c, const HuntOptions& o, StepRunner& r, PipelineObserver& obs)
@@ -117,6 +131,13 @@ class Hunt {
   // Injects, reruns both sides, reverts, checks the runs against the uninstrumented ones
   // and reads the first divergent probe. Returns true when the hunt has its answer.
   Result<bool> Instrumented(int it, const json& targets_b, const json& targets_c, json notes);
+  // The conclusion of iteration 1 when the first divergent probe is the statement's output
+  // (or a non-tensor value before it); msprobe's cause and value trace complete it.
+  void ConcludeAtStatement(const json& first, bool output, bool within_before);
+  // The conclusion of the stack iteration, from where the first divergent probe is.
+  void ConcludeInStack(const json& first, const std::string& site, const std::string& when);
+  // msprobe's words about the value that differs and the hunk that sets it ("" when none).
+  std::string MsprobeCauseWords() const;
   // The probe that decides: the first beyond debug.trace_threshold (bitwise differences
   // within it are reported, not followed); when every difference is within, the first
   // bitwise one, with a warning.
@@ -146,6 +167,7 @@ class Hunt {
   json hunt_ = json::object(), located_ = json::object(), iterations_ = json::array(), reverted_ = json::array();
   json first_diff_;
   int dump_step_ = 0, dump_rank_ = 0;
+  bool digits_warned_ = false;  // PrintedDigitsWarning said once
 };
 
 }  // namespace parity::workflow::hunt_internal

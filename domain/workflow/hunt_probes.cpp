@@ -57,6 +57,21 @@ Status Hunt::FirstDiff(const std::string& log_verdict) {
   located_ = {{"api", fd.value("api", "")}, {"file", file}, {"line", line}, {"function", source.value("function", "")},
               {"code", source.value("line_text", "")}, {"in_changed_hunk", source.value("in_changed_hunk", false)},
               {"hunk", source.value("hunk", json())}};
+  // msprobe's cause, and where the value that differs was set when the line did not change.
+  const json& cause = fd.value("cause", json());
+  if (cause.is_object()) {
+    located_["cause"] = {{"kind", cause.value("kind", "")}, {"sentence", cause.value("sentence", "")}};
+    const json& trace = cause.value("trace", json());
+    if (trace.is_object()) {
+      located_["trace"] = trace;
+      if (!trace.value("hunks", json::array()).empty()) {
+        json hunk = trace["hunks"][0];
+        hunk.erase("reasons");
+        located_["hunk"] = hunk;
+        located_["hunk_found_by"] = "value trace";
+      }
+    }
+  }
   obs_.Note("user frame " + file + ":" + std::to_string(line) + ": " + source.value("line_text", ""));
   return Status::Ok();
 }
@@ -226,9 +241,9 @@ Result<bool> Hunt::Instrumented(int it, const json& targets_b, const json& targe
                "cannot be trusted");
       return true;
     }
-    if (v != "PASS") {
-      Warn(label + ": the instrumented " + s->name + " run's loss/grad norm equal the uninstrumented run's as printed, "
-           "but the printed digits cannot prove bitwise equality (" + check.value("verdict_reason", "") + ")");
+    if (v != "PASS" && !digits_warned_) {
+      digits_warned_ = true;
+      Warn(PrintedDigitsWarning(check));
     }
   }
   PARITY_ASSIGN_OR_RETURN(json compared, CompareLogs(runs["baseline"].log, runs["candidate"].log, label, false));
@@ -253,12 +268,19 @@ Result<bool> Hunt::Instrumented(int it, const json& targets_b, const json& targe
   // non-tensor argument (main's argv, which names each side's own dump folder) says
   // little. At the statement every input counts.
   json first = CountedDivergence(probes, label);
-  if (it > 1 && first.is_object() && !IsTensorRecord(first)) {
+  // A non-tensor value is evidence like a tensor, except one that differs only because each
+  // side names its own dump folder (main's argv).
+  auto names_own_folder = [&](const json& p) {
+    const std::string b = ProbeValue(p.value("baseline", json())), c = ProbeValue(p.value("candidate", json()));
+    return !IsTensorRecord(p) && !c_.baseline_data_dir.empty() && b.find(c_.baseline_data_dir) != std::string::npos &&
+           c.find(c_.test_data_dir) != std::string::npos;
+  };
+  if (it > 1 && first.is_object() && names_own_folder(first)) {
     for (const json& p : probes.value("next_divergent", json::array())) {
-      if (IsTensorRecord(p) && !p.value("within_tolerance", false)) {
+      if (!names_own_folder(p) && !p.value("within_tolerance", false)) {
         record["non_tensor_divergence_skipped"] = first;
-        Warn(label + ": a non-tensor probe differs first (" + first.value("site", "?") + " " + first.value("when", "") +
-             " " + first.value("name", "?") + "); the first differing tensor is reported");
+        obs_.Note(label + ": " + first.value("name", "?") + " differs only by each side's own dump folder; the next "
+                  "divergent probe is followed");
         first = p;
         break;
       }
@@ -277,22 +299,26 @@ Result<bool> Hunt::Instrumented(int it, const json& targets_b, const json& targe
   std::string site = cand_record.is_object() ? cand_record.value("site", first.value("site", "")) : first.value("site", "");
   std::string where = site + " " + when + " " + first.value("name", "?");
   obs_.Note(label + ": first divergent probe " + where);
-  if (!IsTensorRecord(first)) {
-    Warn(label + ": the first divergent probe is not a tensor (" + where + "), and no tensor is among the " +
-         std::to_string(1 + probes.value("next_divergent", json::array()).size()) + " divergent probes compare_logs "
-         "lists (of " + probes.value("divergent_count", json(0)).dump() + ")");
-  }
   json probe = {{"site", site}, {"baseline_site", first.value("site", "")}, {"when", when}, {"name", first.value("name", "")},
                 {"call", first.value("call", json())}, {"rank", first.value("rank", json())},
                 {"baseline", first.value("baseline", json())}, {"candidate", first.value("candidate", json())}};
+  const bool within_before = first.value("key", "") != probes.value("first_divergent", json::object()).value("key", "");
   if (it == 1 && (when == "after" || when == "return")) {
     located_["probe"] = probe;
-    const bool within_before = first.value("key", "") != probes.value("first_divergent", json::object()).value("key", "");
-    Conclude(kHuntOperator, located_.value("file", "") + ":" + std::to_string(located_.value("line", 0)) + " (" +
-             located_.value("api", "") + "): every input probed before the statement is equal on both sides" +
-             (within_before ? " within debug.trace_threshold (" + json(c_.trace_threshold).dump() + ")" : "") +
-             ", its output " + first.value("name", "") + " differs");
+    ConcludeAtStatement(first, true, within_before);
     return true;
+  }
+  if (it == 1 && !IsTensorRecord(first)) {
+    // A non-tensor value differs before the statement: the call's tensors may all be equal.
+    bool tensor_differs = false;
+    for (const json& p : probes.value("next_divergent", json::array())) {
+      tensor_differs |= IsTensorRecord(p) && p.value("when", "") == "before" && !p.value("within_tolerance", false);
+    }
+    if (!tensor_differs) {
+      located_["probe"] = probe;
+      ConcludeAtStatement(first, false, within_before);
+      return true;
+    }
   }
   if (it == 1) {
     obs_.Note(label + ": the inputs already differ (" + first.value("name", "") + "): instrumenting every function on "
@@ -302,12 +328,7 @@ Result<bool> Hunt::Instrumented(int it, const json& targets_b, const json& targe
   located_["probe"] = probe;
   located_["site"] = site;
   located_["when"] = when;
-  Conclude(kHuntProbe, when == "entry"
-                           ? "the first divergent probe is argument " + first.value("name", "") + " at the entry of "
-                             "the function at " + site + ": it already differs when that function "
-                             "is called; the difference arises before, in its caller"
-                           : "the first divergent probe is " + where + ": the function's arguments are equal, its "
-                             "result differs, so the divergence arises inside it");
+  ConcludeInStack(first, site, when);
   return true;
 }
 

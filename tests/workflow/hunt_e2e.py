@@ -13,6 +13,10 @@ injection, at a few steps:
                        does not hook) exit 1, msprobe's first divergent API has differing
                        inputs, the probes at its line say so, and the stack's functions find
                        the function whose arguments are equal and whose result differs
+  numerics/norm-eps    (made here: the LayerNorm epsilon default changed in config_registry.py)
+                       exit 1, "argument differs": msprobe's first LayerNorm has equal tensor
+                       inputs and a differing eps, its line did not change, and the hunk named
+                       is the changed default, found by tracing the value from the line
   a config with a bad field  exit 2, the error names the JSON path
 
     hunt_e2e.py PARITY_BINARY REPO_ROOT
@@ -179,23 +183,66 @@ HALF_BEFORE = "        return self.w2(F.gelu(self.w1(x)))\n"
 HALF_AFTER = "        x = x.half().float()\n" + HALF_BEFORE
 
 
-def add_half_branch(repo):
-    """Commits the float16 round trip on a new branch without touching the working tree."""
+EPS_BEFORE = "    norm_eps: float = 1e-5\n"
+EPS_AFTER = "    norm_eps: float = 1e-6\n"
+
+
+def add_branch(repo, branch, path, before, after, message):
+    """Commits one edit of main's `path` on a new branch without touching the working tree;
+    returns the branch's text of the file."""
     env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com", GIT_COMMITTER_NAME="t",
                GIT_COMMITTER_EMAIL="t@example.com", GIT_INDEX_FILE=os.path.join(repo, ".git", "hunt-e2e-index"))
     git = lambda *a, **kw: subprocess.run(["git", "-C", repo, *a], capture_output=True, text=True, check=True,
                                           env=env, **kw).stdout.strip()
-    text = git("show", "main:toy_trainer/model.py") + "\n"
-    if text.count(HALF_BEFORE) != 1:
-        fail("the toy trainer's FeedForward line changed; update HALF_BEFORE")
-    blob = git("hash-object", "-w", "--stdin", input=text.replace(HALF_BEFORE, HALF_AFTER))
+    text = git("show", f"main:{path}") + "\n"
+    if text.count(before) != 1:
+        fail(f"the toy trainer's {path} changed; update the line this test edits: {before!r}")
+    blob = git("hash-object", "-w", "--stdin", input=text.replace(before, after))
     git("read-tree", "main")
-    git("update-index", "--cacheinfo", f"100644,{blob},toy_trainer/model.py")
-    commit = git("commit-tree", git("write-tree"), "-p", "main", "-m", "model: round the MLP input through float16")
-    git("branch", "numerics/half-roundtrip", commit)
+    git("update-index", "--cacheinfo", f"100644,{blob},{path}")
+    commit = git("commit-tree", git("write-tree"), "-p", "main", "-m", message)
+    git("branch", branch, commit)
     os.unlink(env["GIT_INDEX_FILE"])
-    lines = text.replace(HALF_BEFORE, HALF_AFTER).split("\n")
-    return lines.index(HALF_BEFORE.rstrip("\n")) + 1  # the MLP's return line on the branch
+    return text.replace(before, after)
+
+
+def add_half_branch(repo):
+    """The float16 round trip before the MLP; returns the MLP's return line on the branch."""
+    text = add_branch(repo, "numerics/half-roundtrip", "toy_trainer/model.py", HALF_BEFORE, HALF_AFTER,
+                      "model: round the MLP input through float16")
+    return text.split("\n").index(HALF_BEFORE.rstrip("\n")) + 1
+
+
+def add_eps_branch(repo):
+    """The LayerNorm epsilon default changed in another file (config_registry.py's dataclass);
+    returns (the default's line there, the block's line that calls attention_norm)."""
+    text = add_branch(repo, "numerics/norm-eps", "toy_trainer/config_registry.py", EPS_BEFORE, EPS_AFTER,
+                      "config: smaller LayerNorm epsilon")
+    model = subprocess.run(["git", "-C", repo, "show", "main:toy_trainer/model.py"], capture_output=True, text=True,
+                           check=True).stdout.split("\n")
+    call = next(i + 1 for i, l in enumerate(model) if "self.attention_norm(x)" in l)
+    return text.split("\n").index(EPS_AFTER.rstrip("\n")) + 1, call
+
+
+def check_norm_eps(parity, dest, eps_line, call_line):
+    """Written before running: msprobe's first divergent API is the first LayerNorm, whose
+    tensor inputs are equal and whose eps argument differs; its user line (the block's call of
+    attention_norm) did not change, the value is traced to config_registry.py's default; the
+    probes at the line see equal inputs and a differing output: "argument differs", exit 1."""
+    report = os.path.join(dest, "report-eps")
+    code, out, err = hunt(parity, write_config(dest, "eps", "numerics/norm-eps"), report)
+    if code != 1 or out["verdict"] != "argument differs":
+        fail(f"eps: exit {code}, verdict {out.get('verdict')!r}: {out.get('explanation')}\n{err}")
+    where = out["located"]
+    if (where["api"], where["file"], where["line"]) != ("Functional.layer_norm.0.forward", "toy_trainer/model.py", call_line):
+        fail(f"eps: located {where.get('api')} at {where.get('file')}:{where.get('line')}")
+    hunk = where.get("hunk") or {}
+    if (hunk.get("file"), hunk.get("new_start"), where.get("hunk_found_by")) != (
+            "toy_trainer/config_registry.py", eps_line, "value trace"):
+        fail(f"eps: the hunk is not the changed default: {where}")
+    if "1e-06" not in out["explanation"] or "config_registry.py" not in out["explanation"]:
+        fail(f"eps: the explanation does not name the value and where it is set: {out['explanation']}")
+    print(f"eps: {out['verdict']}: {out['explanation'][:160]}")
 
 
 def check_stack(parity, dest, return_line):
@@ -256,11 +303,13 @@ def main():
             truth = json.load(f)
         repo = truth["repo"]
         return_line = add_half_branch(repo)
+        eps_line, call_line = add_eps_branch(repo)
         before = tree_state(repo)
         check_bad_config(parity, dest)
         check_numerics(parity, dest, truth, repo)
         check_refactor(parity, dest)
         check_stack(parity, dest, return_line)
+        check_norm_eps(parity, dest, eps_line, call_line)
         if tree_state(repo) != before:
             fail("the user's working tree changed")
     print("ok")
