@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/user_policy.h"
 #include "mcp-server/invoke.h"
 #include "mcp-server/registry.h"
 #include "tools/all_tools.h"
@@ -55,7 +56,8 @@ Result<json> ReadJsonFile(const std::string& path) {
 }
 
 int Usage(const std::string& why) {
-  std::fprintf(stderr, "parity call: %s\nusage: parity call TOOL 'JSON' [--answers FILE.json] [--report-dir DIR]\n",
+  std::fprintf(stderr, "parity call: %s\nusage: parity call TOOL 'JSON' [--answers FILE.json] [--report-dir DIR] [--policy FILE] "
+               "[--allow-folder DIR]...\n",
                why.c_str());
   return kExitUsage;
 }
@@ -65,8 +67,12 @@ int Usage(const std::string& why) {
 int CallCommand(const std::vector<std::string>& args) {
   std::vector<std::string> positional;
   std::string answers_path, report_dir = "numerical_report";
+  PolicyFlags policy_flags;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--answers" || args[i] == "--report-dir") {
+    std::string flag_error;
+    if (TakePolicyFlag(args, i, policy_flags, flag_error)) {
+      if (!flag_error.empty()) return Usage(flag_error);
+    } else if (args[i] == "--answers" || args[i] == "--report-dir") {
       if (i + 1 >= args.size()) return Usage(args[i] + " needs a value");
       (args[i] == "--answers" ? answers_path : report_dir) = args[++i];
     } else if (args[i].rfind("--", 0) == 0) {
@@ -90,8 +96,16 @@ int CallCommand(const std::vector<std::string>& args) {
     if (arguments.is_discarded()) return Usage("arguments are not valid JSON: " + positional[1]);
     if (!arguments.is_object()) return Usage("arguments must be a JSON object");
   }
+  auto user_policy = LoadUserPolicy(policy_flags, {std::filesystem::absolute(report_dir)}, "report directory");
+  if (!user_policy.ok()) {
+    std::fprintf(stderr, "parity call: %s\n", user_policy.status().ToString().c_str());
+    return kExitFailure;
+  }
   StderrChannel channel;
   mcp::CallSetup setup;
+  setup.policy = *user_policy;
+  setup.caller_is_user = true;          // the user typed these arguments
+  setup.user_prompt = TerminalPrompt(/*yes=*/false);
   setup.channel = &channel;
   setup.progress_token = "cli";
   setup.log_level = mcp::LogLevel::kDebug;

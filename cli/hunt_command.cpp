@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/pipeline_display.h"
 #include "cli/tool_runner.h"
+#include "cli/user_policy.h"
 #include "cli/workflow_commands.h"
 #include "domain/workflow/hunt.h"
 
@@ -25,7 +26,7 @@ using nlohmann::json;
 int Usage(const std::string& why) {
   std::fprintf(stderr,
                "parity hunt: %s\nusage: parity hunt --config config.json [--max-iterations N] [--tolerance T] "
-               "[--report-dir DIR] [--yes] [--keep-worktrees] [--language zh|en]\n"
+               "[--report-dir DIR] [--yes] [--keep-worktrees] [--language zh|en] [--policy FILE] [--allow-folder DIR]...\n"
                "  exit status: 0 no divergence, 1 divergence located, 2 inconclusive or error\n",
                why.c_str());
   return kExitUsage;
@@ -60,14 +61,57 @@ json OutcomeJson(const workflow::HuntOutcome& o) {
           {"warnings", o.warnings}};
 }
 
+// Each remote side's SSH host must be in the user's policy, or accepted at the terminal
+// (then added to this run's policy, so run_training does not ask again); with --yes or
+// without a terminal, a host outside the policy stops the hunt before anything connects.
+Status AuthorizeSshHosts(const workflow::ComparerConfig& config, const std::string& config_path, policy::Policy& policy,
+                         const std::function<Result<json>(const json&)>& prompt) {
+  for (const auto* side : {&config.baseline, &config.test}) {
+    if (side->mode != "remote" || !side->ssh) continue;
+    policy::ConnectAction a;
+    a.what = "parity hunt (" + config_path + "): the " + (side == &config.baseline ? "baseline" : "test") + " side";
+    a.host = side->ssh->host;
+    a.port = side->ssh->port;
+    a.user = side->ssh->username;
+    if (side->ssh->password_env) a.password_env = *side->ssh->password_env;
+    policy::Decision d = policy.CheckConnect(a);
+    // PrecisionComparer's literal password belongs to this very host (the user's config
+    // gives them together); it reaches libssh through this variable of parity's own.
+    const bool literal = !side->ssh->password_env && side->ssh->password;
+    const std::string key = side == &config.baseline ? "BASELINE" : "TEST";
+    auto bind_literal = [&] {
+      if (literal) policy.AddSshHost({a.host, a.port, a.user, "PARITY_HUNT_SSH_PASSWORD_" + key, "the config's own password"});
+    };
+    if (d.allowed()) {
+      bind_literal();
+      continue;
+    }
+    Status refused = policy::Refused("the SSH host is outside the user's policy: " + d.reason)
+                         .WithEvidence("action", policy::Describe(a))
+                         .WithEvidence("policy_line", d.allow_with.dump())
+                         .WithHint("add the policy line to " + policy::DefaultPolicyFile().string() +
+                                   " (or --policy FILE), or run without --yes at a terminal to confirm it");
+    if (d.verdict == policy::Decision::Verdict::kRefused || !prompt) return refused;
+    PARITY_ASSIGN_OR_RETURN(json answer, prompt({{"message", policy::Describe(a) + "\n" + d.reason}}));
+    if (answer.value("action", "") != "accept") return Cancelled("the user declined the SSH host " + a.host);
+    policy.AddSshHost({a.host, a.port, a.user, a.password_env, "confirmed at the terminal"});
+    bind_literal();
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 int HuntCommand(const std::vector<std::string>& args) {
   std::string config_path, report_dir, max_iterations, tolerance, language = "zh";
   bool yes = false, keep = false;
+  PolicyFlags policy_flags;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "--config" || a == "--report-dir" || a == "--max-iterations" || a == "--tolerance" || a == "--language") {
+    std::string flag_error;
+    if (TakePolicyFlag(args, i, policy_flags, flag_error)) {
+      if (!flag_error.empty()) return Usage(flag_error);
+    } else if (a == "--config" || a == "--report-dir" || a == "--max-iterations" || a == "--tolerance" || a == "--language") {
       if (i + 1 >= args.size()) return Usage(a + " needs a value");
       std::string& target = a == "--config"           ? config_path
                             : a == "--report-dir"     ? report_dir
@@ -113,6 +157,27 @@ int HuntCommand(const std::vector<std::string>& args) {
     return Usage("--report-dir is required when test.code_path is not set");
   }
 
+  // The local folders the user's config names are the user's; its run_scripts and SSH hosts
+  // go through the policy (the hosts here, before anything connects; the runs in run_training).
+  std::vector<std::filesystem::path> folders = {options.report_dir};
+  for (const auto* side : {&config->baseline, &config->test}) {
+    if (side->mode == "local" && !side->code_path.empty()) folders.push_back(side->code_path);
+  }
+  for (const auto& dir : {config->baseline_data_dir, config->test_data_dir, config->compare_output_dir}) {
+    if (!dir.empty() && (config->baseline.mode == "local" || config->test.mode == "local")) folders.push_back(dir);
+  }
+  auto user_policy = LoadUserPolicy(policy_flags, folders, "config " + config_path);
+  if (!user_policy.ok()) {
+    std::fprintf(stderr, "parity hunt: %s\n", user_policy.status().ToString().c_str());
+    return 2;
+  }
+  auto prompt = TerminalPrompt(yes);
+  if (Status s = AuthorizeSshHosts(*config, config_path, **user_policy, prompt); !s.ok()) {
+    std::fprintf(stderr, "parity hunt: %s\n", s.ToString().c_str());
+    std::printf("%s\n", PipelineErrorJson(s).dump(2).c_str());
+    return 2;
+  }
+
   CancellationSource cancel;
   g_cancel = &cancel;
   options.cancel = cancel.token();
@@ -125,6 +190,7 @@ int HuntCommand(const std::vector<std::string>& args) {
     display.Progress(done, total, message);
   });
   runner.SetCancellation(cancel.token());
+  runner.SetPolicy(*user_policy, prompt);
   auto outcome = workflow::RunHunt(*config, options, runner, display);
   display.Finish();
   std::signal(SIGINT, SIG_DFL);

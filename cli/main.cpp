@@ -6,6 +6,7 @@
 #include "cli/cmd_reproduce.h"
 #include "cli/commands.h"
 #include "cli/install_command.h"
+#include "cli/user_policy.h"
 #include "cli/workflow_commands.h"
 #include "support/version.h"
 
@@ -14,6 +15,9 @@ namespace {
 constexpr const char* kUsage =
     "usage: parity <command> [options]\n"
     "  serve [--http HOST:PORT] [--token-file F] [--report-dir DIR]   MCP server (stdio by default)\n"
+    "  policy show [--policy FILE] [--allow-folder DIR]...\n"
+    "                                            the user's policy every verb runs under, as JSON\n"
+    "  (serve, call, premerge, hunt and reproduce take --policy FILE and --allow-folder DIR too)\n"
     "  tools                                     every tool with its schemas, as JSON\n"
     "  call TOOL 'JSON' [--answers FILE.json] [--report-dir DIR]\n"
     "                                            run one tool in-process; structured result on stdout\n"
@@ -49,6 +53,7 @@ int main(int argc, char** argv) {
   if (command == "tools") return parity::cli::ToolsCommand(rest);
   if (command == "call") return parity::cli::CallCommand(rest);
   if (command == "serve") return parity::cli::ServeCommand(rest);
+  if (command == "policy") return parity::cli::PolicyCommand(rest);
   if (command == "install") return parity::cli::InstallCommand(rest);
   if (command == "premerge") return parity::cli::PremergeCommand(rest);
   if (command == "hunt") return parity::cli::HuntCommand(rest);

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/pipeline_display.h"
 #include "cli/tool_runner.h"
+#include "cli/user_policy.h"
 #include "cli/workflow_commands.h"
 #include "domain/workflow/premerge.h"
 
@@ -20,7 +21,7 @@ using nlohmann::json;
 int Usage(const std::string& why) {
   std::fprintf(stderr,
                "parity premerge: %s\nusage: parity premerge --config premerge.json [--yes] [--steps N] "
-               "[--report-dir DIR]\n  exit status: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or error\n",
+               "[--report-dir DIR] [--policy FILE] [--allow-folder DIR]...\n  exit status: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or error\n",
                why.c_str());
   return kExitUsage;
 }
@@ -43,9 +44,13 @@ json OutcomeJson(const workflow::PremergeOutcome& o) {
 int PremergeCommand(const std::vector<std::string>& args) {
   std::string config_path, report_dir, steps;
   bool yes = false;
+  PolicyFlags policy_flags;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "--config" || a == "--report-dir" || a == "--steps") {
+    std::string flag_error;
+    if (TakePolicyFlag(args, i, policy_flags, flag_error)) {
+      if (!flag_error.empty()) return Usage(flag_error);
+    } else if (a == "--config" || a == "--report-dir" || a == "--steps") {
       if (i + 1 >= args.size()) return Usage(a + " needs a value");
       (a == "--config" ? config_path : a == "--steps" ? steps : report_dir) = args[++i];
     } else if (a == "--yes" || a == "-y") {
@@ -72,11 +77,20 @@ int PremergeCommand(const std::vector<std::string>& args) {
   }
   if (!report_dir.empty()) config->report_dir = std::filesystem::absolute(report_dir).lexically_normal();
 
+  // The repository and report directory the user's config names are the user's folders;
+  // its commands, hosts and mail go through the policy like any tool argument.
+  auto user_policy = LoadUserPolicy(policy_flags, {config->repo, config->report_dir}, "config " + config_path);
+  if (!user_policy.ok()) {
+    std::fprintf(stderr, "parity premerge: %s\n", user_policy.status().ToString().c_str());
+    return 2;
+  }
+
   PipelineDisplay display("premerge", isatty(STDERR_FILENO) == 1);
   InProcessToolRunner runner(config->report_dir, [&display](double done, std::optional<double> total,
                                                             const std::string& message) {
     display.Progress(done, total, message);
   });
+  runner.SetPolicy(*user_policy, TerminalPrompt(yes));
   workflow::PremergeOptions options;
   options.assume_yes = yes;
   auto outcome = workflow::RunPremerge(*config, options, runner, display);

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/user_policy.h"
 #include "mcp-server/http_module.h"
 #include "mcp-server/stdio_transport.h"
 #include "prompts/prompts.h"
@@ -21,7 +22,7 @@ namespace {
 int Usage(const std::string& why) {
   std::fprintf(stderr,
                "parity serve: %s\nusage: parity serve [--http HOST:PORT] [--token-file FILE] [--allow-host NAME]... "
-               "[--report-dir DIR]\n",
+               "[--report-dir DIR] [--policy FILE] [--allow-folder DIR]...\n",
                why.c_str());
   return kExitUsage;
 }
@@ -43,9 +44,13 @@ Result<std::string> ReadToken(const std::string& path) {
 int ServeCommand(const std::vector<std::string>& args) {
   std::string http, token_file, report_dir = "numerical_report";
   std::vector<std::string> allow_hosts;
+  PolicyFlags policy_flags;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "--http" || a == "--token-file" || a == "--report-dir" || a == "--allow-host") {
+    std::string flag_error;
+    if (TakePolicyFlag(args, i, policy_flags, flag_error)) {
+      if (!flag_error.empty()) return Usage(flag_error);
+    } else if (a == "--http" || a == "--token-file" || a == "--report-dir" || a == "--allow-host") {
       if (i + 1 >= args.size()) return Usage(a + " needs a value");
       const std::string& v = args[++i];
       if (a == "--http") http = v;
@@ -68,8 +73,15 @@ int ServeCommand(const std::vector<std::string>& args) {
   auto catalog = std::make_shared<mcp::Catalog>();
   for (auto& tool : tools::AllTools()) catalog->tools.Add(std::move(tool));
   for (auto& prompt : prompts::AllPrompts(std::filesystem::current_path())) catalog->prompts.Add(std::move(prompt));
+  // The user's policy, fixed before any client speaks (support/policy.h).
+  auto user_policy = LoadUserPolicy(policy_flags, {std::filesystem::absolute(report_dir)}, "report directory");
+  if (!user_policy.ok()) {
+    std::fprintf(stderr, "parity serve: %s\n", user_policy.status().ToString().c_str());
+    return kExitFailure;
+  }
   mcp::ServerOptions options;
   options.report_dir = report_dir;
+  options.policy = *user_policy;
   options.instructions =
       "parity proves that a code change keeps PyTorch training numerics identical and, when it does not, finds the "
       "operator and source line that broke them. Tools record what they do in the report directory's ledger.";

@@ -73,6 +73,9 @@ Result<json> InProcessToolRunner::Call(const std::string& name, const json& argu
   setup.cancel = cancel_;
   setup.progress_token = "pipeline";
   setup.report_dir = report_dir_;
+  setup.policy = policy_;
+  setup.user_prompt = prompt_;
+  setup.caller_is_user = true;  // the pipeline's arguments come from the user's config and flags
   mcp::InvokeInputs inputs;
   inputs.binding = {"tools/call", name, arguments};
   mcp::StateSigner signer;

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "domain/workflow/premerge.h"
@@ -24,11 +25,20 @@ class InProcessToolRunner : public workflow::StepRunner {
   // Every later call gets this token (a pipeline cancelled by SIGINT/SIGTERM stops its
   // training jobs the way an MCP client's cancellation does).
   void SetCancellation(CancellationToken token) { cancel_ = std::move(token); }
+  // The user's policy every call runs under, and how the user is asked at the terminal
+  // for what it does not allow (empty with --yes: refused instead).
+  void SetPolicy(std::shared_ptr<const policy::Policy> policy,
+                 std::function<Result<nlohmann::json>(const nlohmann::json&)> prompt) {
+    policy_ = std::move(policy);
+    prompt_ = std::move(prompt);
+  }
 
  private:
   std::filesystem::path report_dir_;
   ProgressFn on_progress_;
   CancellationToken cancel_;
+  std::shared_ptr<const policy::Policy> policy_;
+  std::function<Result<nlohmann::json>(const nlohmann::json&)> prompt_;
   mcp::ToolRegistry registry_;
 };
 

@@ -120,6 +120,41 @@ Result<json> CallContext::Sample(std::string_view key, const json& params) {
 
 Result<json> CallContext::ListRoots(std::string_view key) { return Ask(key, "roots/list", json::object()); }
 
+bool CallContext::CanListRoots() const {
+  if (!Declared("roots")) return false;
+  return setup_.modern || (setup_.live_requests && setup_.channel);
+}
+
+const policy::Policy& CallContext::policy() const {
+  return setup_.policy ? *setup_.policy : ToolContext::policy();
+}
+
+// Only a channel to the user: the terminal, a live elicitation request, or an MRTR round.
+// Never the confirmation fallback, whose answers the caller writes.
+bool CallContext::CanAskUser() const {
+  if (setup_.user_prompt) return true;
+  if (!Declared("elicitation")) return false;
+  return setup_.modern || (setup_.live_requests && setup_.channel);
+}
+
+Result<ElicitAnswer> CallContext::AskUser(std::string_view key_view, std::string_view message, const json& schema) {
+  std::string key = std::string(kUserAnswerPrefix) + std::string(key_view);
+  json params = {{"message", std::string(message)}, {"requestedSchema", schema}};
+  {
+    std::lock_guard lock(mutex_);
+    if (answers_.contains(key)) return ParseElicitAnswer(answers_[key]);
+  }
+  if (!CanAskUser()) return Unavailable("this client cannot ask the user (no elicitation capability on a live channel)");
+  if (setup_.user_prompt) {
+    PARITY_ASSIGN_OR_RETURN(json response, setup_.user_prompt(params));
+    std::lock_guard lock(mutex_);
+    answers_[key] = response;
+    return ParseElicitAnswer(response);
+  }
+  PARITY_ASSIGN_OR_RETURN(json response, Ask(key, "elicitation/create", std::move(params)));
+  return ParseElicitAnswer(response);
+}
+
 void CallContext::Close() {
   std::lock_guard lock(mutex_);
   closed_ = true;

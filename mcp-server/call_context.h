@@ -9,9 +9,15 @@
 //  4. otherwise (legacy without capability, CLI): the question is recorded for the
 //     confirmation fallback.
 // Recorded questions make the call return Status kInputRequired to the handler.
+// AskUser (questions of the user's policy) keys its answers under kUserAnswerPrefix; the
+// answers of the confirmations argument and of the CLI's answers file never carry such a
+// key (InvokeTool drops them), so only the client's own elicitation, or the CLI's
+// terminal prompt (CallSetup.user_prompt), answers them.
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -49,7 +55,14 @@ struct CallSetup {
   ClientChannel* channel = nullptr;     // may be null (no notifications at all)
   std::filesystem::path report_dir;
   std::chrono::milliseconds min_progress_interval{20};
+  std::shared_ptr<const policy::Policy> policy;  // null: the built-in rules, no folder
+  // The CLI's way to ask the user at the terminal: the elicitation/create params in, an
+  // ElicitResult out. Unset: no terminal (the server, `--yes`, no tty).
+  std::function<Result<json>(const json& params)> user_prompt;
+  bool caller_is_user = false;  // the CLI: arguments written by the user
 };
+
+inline constexpr const char* kUserAnswerPrefix = "user:";
 
 class CallContext final : public ToolContext {
  public:
@@ -63,7 +76,12 @@ class CallContext final : public ToolContext {
   bool CanSample() const override;
   Result<json> Sample(std::string_view key, const json& create_message_params) override;
   Result<json> ListRoots(std::string_view key) override;
+  bool CanListRoots() const override;
   const std::filesystem::path& report_dir() const override { return setup_.report_dir; }
+  const policy::Policy& policy() const override;
+  bool CanAskUser() const override;
+  Result<ElicitAnswer> AskUser(std::string_view key, std::string_view message, const json& requested_schema) override;
+  bool caller_is_user() const override { return setup_.caller_is_user; }
 
   // After the handler returned: no more notifications.
   void Close();

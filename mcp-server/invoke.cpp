@@ -4,6 +4,8 @@ namespace parity::mcp {
 
 namespace {
 
+bool IsUserAnswer(const std::string& key) { return key.rfind(kUserAnswerPrefix, 0) == 0; }
+
 // Collects the answers carried by a token and the fresh responses beside it.
 Result<json> ResolveAnswers(const InvokeInputs& in, const StateSigner& signer) {
   json answers = json::object();
@@ -23,10 +25,14 @@ Result<json> ResolveAnswers(const InvokeInputs& in, const StateSigner& signer) {
     if (c.contains("answers") && !c["answers"].is_object()) return InvalidArgument(path + ".answers: expected object");
     PARITY_ASSIGN_OR_RETURN(json carried, signer.Verify(in.binding, c["token"].get<std::string>()));
     if (carried.is_object()) {
-      for (auto& [k, v] : carried.items()) answers[k] = v;
+      for (auto& [k, v] : carried.items()) {
+        if (!IsUserAnswer(k)) answers[k] = v;
+      }
     }
     const json given = c.value("answers", json::object());  // a named copy: items() must not outlive it
-    for (auto& [k, v] : given.items()) answers[k] = v;
+    for (auto& [k, v] : given.items()) {
+      if (!IsUserAnswer(k)) answers[k] = v;  // the caller cannot answer for the user
+    }
   }
   return answers;
 }
@@ -111,6 +117,10 @@ json ToolResultToJson(const ToolResult& r, bool has_output_schema) {
 // request (MRTR responses, a confirmation token) are added and win on the same key.
 static void MergeAnswers(json& preset, const json& resolved) {
   if (!preset.is_object()) preset = json::object();
+  for (auto it = preset.begin(); it != preset.end();) {  // an answers file cannot answer for the user
+    if (IsUserAnswer(it.key())) it = preset.erase(it);
+    else ++it;
+  }
   for (auto& [k, v] : resolved.items()) preset[k] = v;
 }
 

@@ -280,6 +280,7 @@ CallSetup Server::MakeCallSetup(RequestCtx& ctx, ClientChannel* channel) const {
   setup.channel = channel;
   setup.report_dir = options_.report_dir;
   setup.min_progress_interval = options_.min_progress_interval;
+  setup.policy = options_.policy;
   return setup;
 }
 

@@ -43,6 +43,9 @@ struct ServerOptions {
   int64_t cache_ttl_ms = 300000;
   std::chrono::milliseconds client_request_timeout = std::chrono::minutes(10);
   std::chrono::milliseconds min_progress_interval{20};
+  // The user's policy every tool call runs under (support/policy.h); null: the built-in
+  // rules with no folder.
+  std::shared_ptr<const policy::Policy> policy;
 };
 
 // How a message arrived.

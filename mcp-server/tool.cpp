@@ -17,6 +17,11 @@ ToolResult ToolResult::Text(std::string text) {
   return r;
 }
 
+const policy::Policy& ToolContext::policy() const {
+  static const policy::Policy kBuiltIn;
+  return kBuiltIn;
+}
+
 ToolResult ToolResult::Error(const Status& status) {
   ToolResult r;
   r.is_error = true;

@@ -14,6 +14,12 @@
 //    "confirmation_token":"..."} that the assistant shows the user and passes back as the
 //    argument "confirmations": {"token": ..., "answers": {key: {action, content}}}.
 // Sampling (ToolContext::Sample) follows the same pattern.
+//
+// ToolContext::AskUser is the other way of asking, for what the user's policy governs
+// (tools/authorize.h): only the client's own elicitation (a live elicitation/create, or an
+// MRTR inputResponse) or the CLI's terminal prompt can answer it; the `confirmations`
+// argument, a CLI answers file and anything else the caller writes cannot. A client that
+// cannot elicit gets Unavailable, and the tool refuses with the policy line to add.
 #pragma once
 
 #include <filesystem>
@@ -26,6 +32,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/cancel.h"
+#include "support/policy.h"
 #include "support/status.h"
 
 namespace parity::mcp {
@@ -102,6 +109,22 @@ class ToolContext {
 
   // roots/list, answered like Elicit; returns the ListRootsResult ({"roots": [...]}).
   virtual Result<json> ListRoots(std::string_view key) { return Unavailable("this context cannot list roots"); }
+  // Whether the client declared the roots capability (ListRoots may then be called).
+  virtual bool CanListRoots() const { return false; }
+
+  // The user's policy this call runs under. The default is the built-in rules with no
+  // folder at all: a context that was given no policy allows nothing outside them.
+  virtual const policy::Policy& policy() const;
+  // Whether AskUser can reach the user (see the header comment).
+  virtual bool CanAskUser() const { return false; }
+  // Asks the user, never the caller; Unavailable when no channel to the user exists,
+  // kInputRequired while an MRTR round is pending.
+  virtual Result<ElicitAnswer> AskUser(std::string_view key, std::string_view message, const json& requested_schema) {
+    return Unavailable("this context cannot ask the user");
+  }
+  // Whether the arguments were written by the user on parity's own command line (`parity
+  // call`, the premerge/hunt pipelines), not by an MCP client's caller.
+  virtual bool caller_is_user() const { return false; }
 
   // The report directory this server writes its ledger and outputs to.
   virtual const std::filesystem::path& report_dir() const = 0;

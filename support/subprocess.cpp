@@ -1,5 +1,7 @@
 #include "support/subprocess.h"
 
+#include "support/child_environment.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -8,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -51,12 +54,16 @@ class CappedBuffer {
   std::string head_, tail_;
 };
 
+std::atomic<EnvironmentFilter> g_env_filter{nullptr};
+
 std::vector<std::string> BuildEnvironment(const ProcessOptions& options) {
   std::map<std::string, std::string> env;
+  EnvironmentFilter filter = g_env_filter.load();
   for (char** e = environ; e && *e; ++e) {
     std::string_view kv(*e);
     size_t eq = kv.find('=');
     if (eq == std::string_view::npos) continue;
+    if (filter && !filter(kv.substr(0, eq))) continue;
     env[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1));
   }
   for (const auto& name : options.env_unset) env.erase(name);
@@ -84,6 +91,8 @@ const char* SignalName(int sig) {
 }
 
 }  // namespace
+
+void SetChildEnvironmentFilter(EnvironmentFilter filter) { g_env_filter.store(filter); }
 
 std::string ProcessResult::Describe() const {
   if (cancelled) return "cancelled";

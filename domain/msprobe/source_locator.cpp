@@ -132,6 +132,23 @@ Result<std::vector<Hunk>> DiffHunks(const fs::path& repo_path, const std::string
   return hunks;
 }
 
+namespace {
+
+// Whether `candidate` (symlinks resolved) lies inside `root`: a recorded stack path is data
+// from the training host, so `..`, an absolute path or a symlink must not lead the read out
+// of the mapped source tree (a frame naming /etc/shadow would put its lines in the result).
+bool InsideRoot(const fs::path& candidate, const fs::path& root) {
+  std::error_code ec;
+  fs::path c = fs::weakly_canonical(fs::absolute(candidate), ec);
+  if (ec) return false;
+  fs::path r = fs::weakly_canonical(fs::absolute(root), ec);
+  if (ec) return false;
+  auto rel = c.lexically_relative(r);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+}  // namespace
+
 SourceLocation LocateSource(const Frame& frame, const LocateOptions& options) {
   SourceLocation loc;
   loc.frame = frame;
@@ -139,6 +156,11 @@ SourceLocation LocateSource(const Frame& frame, const LocateOptions& options) {
   for (const PathMapping& map : options.path_map) {
     if (!map.from.empty() && frame.file.rfind(map.from, 0) == 0) {
       fs::path candidate = fs::path(map.to) / frame.file.substr(map.from.size());
+      if (fs::is_regular_file(candidate, ec) && !InsideRoot(candidate, map.to)) {
+        loc.notes.push_back("path_map " + map.from + " -> " + map.to + " gives " + candidate.string() +
+                            ", which leads outside " + map.to + "; not read");
+        continue;
+      }
       if (fs::is_regular_file(candidate, ec)) {
         loc.local = candidate;
         loc.mapped_by = "path_map";
@@ -153,16 +175,23 @@ SourceLocation LocateSource(const Frame& frame, const LocateOptions& options) {
     for (size_t keep = parts.size(); keep >= 1 && !loc.local; --keep) {
       fs::path candidate = options.worktree;
       for (size_t i = parts.size() - keep; i < parts.size(); ++i) candidate /= parts[i];
-      if (fs::is_regular_file(candidate, ec)) {
+      if (fs::is_regular_file(candidate, ec) && InsideRoot(candidate, options.worktree)) {
         loc.local = candidate;
         loc.mapped_by = "suffix";
       }
     }
     if (!loc.local) loc.notes.push_back("no file under " + options.worktree.string() + " ends with any suffix of " + frame.file);
   }
+  // As recorded, only when that is inside the source tree given (the run was local).
   if (!loc.local && fs::is_regular_file(frame.file, ec)) {
-    loc.local = frame.file;
-    loc.mapped_by = "as_is";
+    bool inside = !options.worktree.empty() && InsideRoot(frame.file, options.worktree);
+    for (const PathMapping& map : options.path_map) inside = inside || InsideRoot(frame.file, map.to);
+    if (inside) {
+      loc.local = frame.file;
+      loc.mapped_by = "as_is";
+    } else {
+      loc.notes.push_back(frame.file + " lies outside the worktree and the path_map targets; not read");
+    }
   }
   if (!loc.local) {
     if (options.worktree.empty() && options.path_map.empty()) {

@@ -246,6 +246,14 @@ Status Replay(const ReplayOptions& o) {
       return NotFound(what + ": working directory " + p.cwd.string() + " does not exist in the rerun");
     }
     if (!o.dry_run && p.argv[0] == parity) PARITY_RETURN_IF_ERROR(ResolveCallInputs(p.argv, report_dir, o.print).Context(what));
+    // The rerun's parity call reads and writes the work directory, which the user named.
+    if (p.argv.size() >= 2 && p.argv[0] == parity && p.argv[1] == "call") {
+      p.argv.insert(p.argv.end(), {"--allow-folder", work.string()});
+    }
+    if (!o.dry_run) {
+      if (!o.authorize) return FailedPrecondition(what + ": no policy to check the step against; nothing was run");
+      PARITY_RETURN_IF_ERROR(o.authorize(s, p).Context(what));
+    }
     PARITY_RETURN_IF_ERROR(Run(o, std::move(p), what));
   }
   if (o.print) o.print("replayed " + std::to_string(steps.size()) + " steps; outputs in " + report_dir.string() + "\n");

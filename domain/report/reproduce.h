@@ -28,6 +28,7 @@
 #include "domain/report/model.h"
 #include "support/cancel.h"
 #include "support/status.h"
+#include "support/subprocess.h"
 
 namespace parity::report {
 
@@ -51,6 +52,10 @@ struct ReplayOptions {
   // What the user sees: "== step" and "$ command" lines (newline-terminated) and the
   // commands' output as it arrives.
   std::function<void(const std::string& text)> print;
+  // Asked before each recorded step runs (not in a dry run), with the step as recorded and
+  // the command as it will run: a reproduce.json is a file, not the user's word, so what
+  // it asks to run passes the user's policy first (cli/cmd_reproduce.cpp). Unset: refused.
+  std::function<Status(const nlohmann::json& step, const ProcessOptions& process)> authorize;
 };
 
 // Replays a reproduce.json: clones the repository into work_dir/repo (the user's checkout

@@ -1,8 +1,13 @@
 // A ToolContext for calling tool handlers directly in tests: no client, so it records
 // progress, never elicits or samples (Elicit returns kInputRequired), and cancels on demand.
+// Its policy is the test user's (the temp dir, the build and source trees, the report
+// directory, SSH to 127.0.0.1); policy tests replace it (set_policy) and script the user's
+// answer to AskUser (answer_user), which is otherwise unavailable, as for a client that
+// cannot elicit.
 #pragma once
 
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,9 +15,42 @@
 
 namespace parity::testing {
 
+// The test user's policy: the built-in rules, the temp dir, the working directory, the
+// report directory, the build and source trees (the source read-only), SSH to 127.0.0.1.
+inline policy::Policy TestUserPolicy(const std::filesystem::path& report_dir) {
+  policy::Policy p;
+  p.AddFolder(std::filesystem::temp_directory_path(), true, "test");
+  p.AddFolder(std::filesystem::current_path(), true, "test");
+  if (!report_dir.empty()) p.AddFolder(std::filesystem::absolute(report_dir), true, "test");
+#ifdef PARITY_TEST_SOURCE_DIR
+  p.AddFolder(PARITY_TEST_SOURCE_DIR, false, "test");
+#endif
+#ifdef PARITY_TEST_BINARY_DIR
+  p.AddFolder(PARITY_TEST_BINARY_DIR, true, "test");
+#endif
+  p.AddSshHost({"127.0.0.1", 0, "", "", "test"});
+  return p;
+}
+
 class FakeContext : public mcp::ToolContext {
  public:
-  explicit FakeContext(std::filesystem::path report_dir) : report_dir_(std::move(report_dir)) {}
+  explicit FakeContext(std::filesystem::path report_dir)
+      : report_dir_(std::move(report_dir)), policy_(TestUserPolicy(report_dir_)) {}
+
+  const policy::Policy& policy() const override { return policy_; }
+  void set_policy(policy::Policy p) { policy_ = std::move(p); }
+  bool CanAskUser() const override { return user_answer_.has_value(); }
+  Result<mcp::ElicitAnswer> AskUser(std::string_view, std::string_view message, const mcp::json&) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    asked_.emplace_back(message);
+    if (!user_answer_) return Unavailable("no user in this test");
+    return *user_answer_;
+  }
+  void answer_user(mcp::ElicitAnswer::Action action) { user_answer_ = mcp::ElicitAnswer{action, mcp::json::object()}; }
+  std::vector<std::string> asked() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return asked_;
+  }
 
   CancellationToken cancellation() const override { return source_.token(); }
   void Cancel() { source_.Cancel(); }
@@ -43,6 +81,9 @@ class FakeContext : public mcp::ToolContext {
 
  private:
   std::filesystem::path report_dir_;
+  policy::Policy policy_;
+  std::optional<mcp::ElicitAnswer> user_answer_;
+  std::vector<std::string> asked_;
   CancellationSource source_;
   mutable std::mutex mu_;
   std::vector<Step> progress_;

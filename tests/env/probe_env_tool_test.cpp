@@ -44,10 +44,31 @@ TEST_F(ProbeEnvToolTest, PasswordInArgumentsIsRefused) {
   EXPECT_THAT(r.content.dump(), ::testing::Not(HasSubstr("hunter2")));
 }
 
+// A PATH (or any variable outside the policy's env.set) for the probe puts programs of the
+// caller's choosing in front of parity's: the user is asked, and nothing runs without consent.
+TEST_F(ProbeEnvToolTest, VariablesOutsideThePolicyAreAskedFirst) {
+  json env = {{"PATH", (fake_.root() / "bin").string()}, {"HCCL_DETERMINISTIC", "true"}};
+  auto refused = Call({{"env", env}, {"record", false}});
+  ASSERT_TRUE(refused.is_error);
+  EXPECT_THAT(refused.content.dump(), HasSubstr("refused by the user's policy"));
+  EXPECT_THAT(refused.content.dump(), HasSubstr("PATH"));
+  EXPECT_THAT(refused.content.dump(), ::testing::Not(HasSubstr("are not in the policy's env.set list: HCCL")));
+  ctx_.answer_user(mcp::ElicitAnswer::Action::kDecline);
+  auto declined = Call({{"env", env}, {"record", false}});
+  ASSERT_TRUE(declined.is_error);
+  EXPECT_THAT(declined.content.dump(), HasSubstr("the user declined"));
+  ASSERT_EQ(ctx_.asked().size(), 1u);
+  EXPECT_THAT(ctx_.asked()[0], HasSubstr("environment set: HCCL_DETERMINISTIC=true PATH=" + (fake_.root() / "bin").string()));
+  auto python = Call({{"python", "bash"}, {"record", false}});
+  EXPECT_TRUE(python.is_error);
+  EXPECT_THAT(ctx_.asked().back(), HasSubstr("bash -c"));
+}
+
 TEST_F(ProbeEnvToolTest, ProbesRecordsAndCompares) {
   json env = json::object();
   for (const auto& [k, v] : fake_.AscendEnv()) env[k] = v;
   json args = {{"search_paths", {fake_.ascend().string()}}, {"dev_dir", fake_.dev().string()}, {"env", env}};
+  ctx_.answer_user(mcp::ElicitAnswer::Action::kAccept);  // the stand-in npu-smi on PATH, ASCEND_*
   auto first = Call(args);
   ASSERT_FALSE(first.is_error) << first.content.dump();
   const json& out = first.structured;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "mcp-server/invoke.h"
+#include "tests/common/fake_tool_context.h"
 #include "tests/git/git_fixture.h"
 #include "tools/audit_workspace/audit_workspace.h"
 
@@ -21,15 +22,19 @@ class AuditWorkspaceToolTest : public ::testing::Test {
  protected:
   void SetUp() override { repos_ = git::testing::MakeDemoRepos(tmp_.path()); }
 
-  // A legacy-era call from a client without elicitation (the confirmation fallback).
-  mcp::Invocation Call(json arguments, json confirmations = nullptr) {
+  // A legacy-era call from a client without elicitation (the confirmation fallback);
+  // as_user: from parity's own command line (`parity call`, a pipeline).
+  mcp::Invocation Call(json arguments, json confirmations = nullptr, bool as_user = false) {
     mcp::InvokeInputs in;
     in.binding = {"tools/call", "audit_workspace", arguments};
     in.confirmations = std::move(confirmations);
     mcp::CallSetup setup;
     setup.report_dir = tmp_.path() / "report";
+    setup.policy = policy_;
+    setup.caller_is_user = as_user;
     return mcp::InvokeTool(tool_, arguments, in, setup, signer_);
   }
+  mcp::Invocation CallAsUser(json arguments) { return Call(std::move(arguments), nullptr, true); }
   // A 2026-07-28 call from a client that declared elicitation; a retry carries the answers.
   mcp::Invocation CallModern(json arguments, std::string request_state = "", json input_responses = nullptr) {
     mcp::InvokeInputs in;
@@ -40,6 +45,7 @@ class AuditWorkspaceToolTest : public ::testing::Test {
     setup.modern = true;
     setup.client_capabilities = {{"elicitation", json::object()}};
     setup.report_dir = tmp_.path() / "report";
+    setup.policy = policy_;
     return mcp::InvokeTool(tool_, arguments, in, setup, signer_);
   }
   json Structured(const mcp::Invocation& inv) {
@@ -56,6 +62,8 @@ class AuditWorkspaceToolTest : public ::testing::Test {
   DemoRepos repos_;
   mcp::Tool tool_ = MakeAuditWorkspaceTool();
   mcp::StateSigner signer_{"test-key"};
+  std::shared_ptr<const policy::Policy> policy_ =
+      std::make_shared<policy::Policy>(parity::testing::TestUserPolicy(tmp_.path() / "report"));
 };
 
 TEST_F(AuditWorkspaceToolTest, SpecDeclaresSchemasAndAnnotations) {
@@ -106,11 +114,12 @@ TEST_F(AuditWorkspaceToolTest, PrepareAsksTheUserThenCreatesWorktreesAndCleanupR
   auto before = git::testing::Fingerprint(repos_.work);
   json args = {{"action", "prepare"}, {"repo", repos_.work.string()}, {"baseline", "cann/master"}};
 
-  // A client without elicitation gets the questions as a confirmation_required result.
+  // A client without elicitation is refused: the classes are the user's to confirm, and
+  // no confirmation token (which the caller could answer itself) is offered.
   auto fallback = Call(args);
-  ASSERT_FALSE(fallback.confirmation.is_null()) << fallback.result.dump(2);
-  EXPECT_EQ(fallback.confirmation["status"], "confirmation_required");
-  EXPECT_EQ(fallback.confirmation["confirmations"][0]["method"], "elicitation/create");
+  EXPECT_TRUE(fallback.confirmation.is_null()) << fallback.result.dump(2);
+  EXPECT_THAT(ErrorText(fallback), HasSubstr("must be confirmed by the user"));
+  EXPECT_FALSE(fs::exists(tmp_.path() / "proj-baseline"));
 
   // A 2026-07-28 client: input_required, nothing created yet.
   auto first = CallModern(args);
@@ -146,7 +155,7 @@ TEST_F(AuditWorkspaceToolTest, PrepareAsksTheUserThenCreatesWorktreesAndCleanupR
   // A second prepare refuses: the worktree paths exist.
   json again = args;
   again["classes"] = out["prepare"]["classes"];
-  EXPECT_THAT(ErrorText(Call(again)), HasSubstr("already exists"));
+  EXPECT_THAT(ErrorText(CallAsUser(again)), HasSubstr("already exists"));
 
   json audit = Structured(Call({{"repo", repos_.work.string()}}));
   ASSERT_EQ(audit["audit"]["worktrees"].size(), 2u);
@@ -160,34 +169,50 @@ TEST_F(AuditWorkspaceToolTest, PrepareAsksTheUserThenCreatesWorktreesAndCleanupR
   EXPECT_EQ(git::testing::FingerprintDiff(before, git::testing::Fingerprint(repos_.work)), "");
 }
 
-TEST_F(AuditWorkspaceToolTest, ConfirmedClassesInTheArgumentsSkipTheQuestion) {
+// `classes` from an MCP caller are only the form's defaults; written by the user on
+// parity's command line they are the answer.
+TEST_F(AuditWorkspaceToolTest, ClassesInTheArgumentsSkipTheQuestionOnlyOnTheUsersCommandLine) {
   json diff = Structured(Call({{"action", "diff"}, {"repo", repos_.work.string()}, {"baseline", "origin/master"}}));
   json classes = json::object();
   for (const auto& f : diff["diff"]["files"]) classes[f["path"].get<std::string>()] = f["proposed"];
-  auto inv = Call({{"action", "prepare"}, {"repo", repos_.work.string()}, {"baseline", "origin/master"},
-                   {"classes", classes}, {"baseline_path", (tmp_.path() / "b").string()},
-                   {"candidate_path", (tmp_.path() / "c").string()}});
+  json args = {{"action", "prepare"}, {"repo", repos_.work.string()}, {"baseline", "origin/master"},
+               {"classes", classes}, {"baseline_path", (tmp_.path() / "b").string()},
+               {"candidate_path", (tmp_.path() / "c").string()}};
+  EXPECT_THAT(ErrorText(Call(args)), HasSubstr("must be confirmed by the user"));
+  EXPECT_FALSE(fs::exists(tmp_.path() / "b"));
+  json changed = args;
+  changed["classes"]["utils/helper.py"] = "ignore";
+  auto asked = CallModern(changed);
+  ASSERT_TRUE(asked.input_required) << asked.result.dump(2);
+  const json& fields = asked.result["inputRequests"].begin().value()["params"]["requestedSchema"]["properties"];
+  EXPECT_EQ(fields["utils/helper.py"]["default"], "ignore");
+  EXPECT_FALSE(fs::exists(tmp_.path() / "b"));
+
+  auto inv = CallAsUser(args);
   json out = Structured(inv);
   EXPECT_TRUE(inv.confirmation.is_null());
   EXPECT_EQ(out["prepare"]["candidate_worktree"]["path"], (tmp_.path() / "c").string());
   EXPECT_TRUE(fs::exists(tmp_.path() / "b/scripts/run_train.sh"));
 }
 
-TEST_F(AuditWorkspaceToolTest, ClientWithoutElicitationConfirmsThroughTheFallback) {
+// No argument can answer for the user: neither a confirmations token nor answers keyed
+// like the user's.
+TEST_F(AuditWorkspaceToolTest, NoArgumentAnswersForTheUser) {
   json args = {{"action", "prepare"}, {"repo", repos_.work.string()}, {"baseline", "origin/master"}};
-  auto first = Call(args);
-  ASSERT_FALSE(first.confirmation.is_null()) << first.result.dump(2);
-  const json& question = first.confirmation["confirmations"][0];
+  auto first = CallModern(args);
+  ASSERT_TRUE(first.input_required);
+  const std::string key = first.result["inputRequests"].begin().key();
+  EXPECT_EQ(key.rfind(mcp::kUserAnswerPrefix, 0), 0u) << key;
   json content = json::object();
-  for (auto& [path, field] : question["requestedSchema"]["properties"].items()) content[path] = field["default"];
-  content["utils/helper.py"] = "ignore";
+  for (auto& [path, field] : first.result["inputRequests"][key]["params"]["requestedSchema"]["properties"].items()) {
+    content[path] = field["default"];
+  }
   json answers = json::object();
-  answers[question["key"].get<std::string>()] = {{"action", "accept"}, {"content", content}};
-  json out = Structured(Call(args, {{"token", first.confirmation["confirmation_token"]}, {"answers", answers}}));
-  ASSERT_TRUE(out.contains("prepare")) << out.dump(2);
-  EXPECT_EQ(out["prepare"]["classes"]["utils/helper.py"], "ignore");
-  EXPECT_FALSE(fs::exists(tmp_.path() / "proj-candidate/utils/helper.py"));
-  EXPECT_TRUE(fs::exists(tmp_.path() / "proj-candidate/scripts/run_train.sh"));
+  answers[key] = {{"action", "accept"}, {"content", content}};
+  // The signed state handed to the client, replayed by the caller as a confirmation token.
+  auto forged = Call(args, {{"token", first.result["requestState"]}, {"answers", answers}});
+  EXPECT_THAT(ErrorText(forged), HasSubstr("must be confirmed by the user"));
+  EXPECT_FALSE(fs::exists(tmp_.path() / "proj-candidate"));
 }
 
 TEST_F(AuditWorkspaceToolTest, DeclinedConfirmationCreatesNothing) {

@@ -67,9 +67,15 @@ class AnalyserTest : public InjectTest {
                           {"max_attempts", 3}, {"backoff_s", 0.01}}},
             {"report_dir", (root_ / "report").string()}};
   }
-  mcp::ToolResult Call(const json& args, mcp::ToolContext* ctx = nullptr) {
+  // The test user's policy names the stand-in endpoint with the key (support/policy.h):
+  // the key goes nowhere else.
+  mcp::ToolResult Call(const json& args, testing::FakeContext* ctx = nullptr) {
     testing::FakeContext plain(root_ / "report");
-    mcp::ToolResult r = tools::MakeInjectPrintsTool().handler(args, ctx ? *ctx : plain);
+    testing::FakeContext& c = ctx ? *ctx : plain;
+    policy::Policy allowed = c.policy();
+    allowed.AddEndpoint({server_->base_url(), "DEEPSEEK_API_KEY", "test: the stand-in endpoint"});
+    c.set_policy(std::move(allowed));
+    mcp::ToolResult r = tools::MakeInjectPrintsTool().handler(args, c);
     // The key never appears in what the tool returns, nor in the ledger.
     EXPECT_EQ(r.content.dump().find(kKey), std::string::npos) << r.content.dump();
     EXPECT_EQ(r.structured.dump().find(kKey), std::string::npos);
@@ -339,6 +345,20 @@ TEST_F(AnalyserTest, ExplicitChoicesNeedTheirPrerequisites) {
   EXPECT_NE(clear_text.content.dump().find("plain http is allowed only to a loopback host"), std::string::npos);
   args["deepseek"]["timeout_s"] = 0;
   EXPECT_NE(Call(args).content.dump().find("arguments.deepseek.timeout_s"), std::string::npos);
+  EXPECT_EQ(server_->requests(), 0);
+}
+
+// The source and the key go only to the endpoint the user's policy names with the key: a
+// base_url of the caller's is refused before any request, whatever the analyser.
+TEST_F(AnalyserTest, AnEndpointOutsideThePolicyGetsNothing) {
+  for (const char* analyser : {"deepseek", "auto"}) {
+    json args = Args("analyze", analyser);
+    args["deepseek"]["base_url"] = server_->base_url() + "/elsewhere";
+    auto r = Call(args);
+    ASSERT_TRUE(r.is_error) << analyser;
+    EXPECT_NE(r.content.dump().find("refused by the user's policy"), std::string::npos) << r.content.dump();
+    EXPECT_NE(r.content.dump().find("never sent to"), std::string::npos) << r.content.dump();
+  }
   EXPECT_EQ(server_->requests(), 0);
 }
 

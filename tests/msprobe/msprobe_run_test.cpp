@@ -112,6 +112,7 @@ TEST(MsprobeRun, ToolArgumentsAndTheFailureInTheLedger) {
                {"run_msprobe", true},
                {"msprobe_python", "/nonexistent/python3"},
                {"report_dir", report.path().string()}};
+  ctx.answer_user(mcp::ElicitAnswer::Action::kAccept);  // an interpreter outside the policy: the user accepts it
   auto failed = tool.handler(args, ctx);
   EXPECT_TRUE(failed.is_error);
   EXPECT_NE(failed.content.dump().find("/nonexistent/python3"), std::string::npos) << failed.content.dump();

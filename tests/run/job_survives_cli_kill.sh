@@ -16,10 +16,14 @@ git -C "$tmp/repo" add -A
 git -C "$tmp/repo" -c user.name=t -c user.email=t@example.com commit -q -m toy
 report=$tmp/report
 
+# A script of the repository run by bash: a preset's shape, which the default policy runs
+# without asking (`parity call` has no terminal here to ask on).
+cat > "$tmp/repo/slow.sh" <<'SH'
+for i in $(seq 1 25); do echo "step: $i  loss:  1.5"; sleep 0.2; done
+SH
 cat > "$tmp/start.json" <<JSON
 {"worktree": "$tmp/repo", "side": "baseline", "config": "slow", "launcher": "argv",
- "argv": ["bash", "-c", "for i in \$(seq 1 25); do echo \"step: \$i  loss:  1.5\"; sleep 0.2; done"],
- "steps": 25, "probe_env": false, "wait": true}
+ "argv": ["bash", "slow.sh"], "steps": 25, "probe_env": false, "wait": true}
 JSON
 "$parity" call run_training "$(cat "$tmp/start.json")" --report-dir "$report" > "$tmp/first.out" 2>&1 &
 caller=$!

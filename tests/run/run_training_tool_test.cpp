@@ -17,7 +17,12 @@ using json = nlohmann::json;
 
 class RunTrainingToolTest : public ::testing::Test {
  protected:
-  RunTrainingToolTest() : ctx_(toy_.report()) {}
+  // The stand-in trainings below are `sh -c` commands: this test user's policy allows them.
+  RunTrainingToolTest() : ctx_(toy_.report()) {
+    policy::Policy p = ctx_.policy();
+    p.AddCommand({"sh", "-c", "..."}, "test: the stand-in trainings");
+    ctx_.set_policy(std::move(p));
+  }
   mcp::ToolResult Call(const json& args) { return MakeRunTrainingTool().handler(args, ctx_); }
   json Base() {
     return {{"worktree", toy_.repo().string()}, {"model", "toy"}, {"config", "toy_small"},
@@ -104,6 +109,37 @@ TEST_F(RunTrainingToolTest, StartWithoutWaitReturnsAtOnceThenWaitFinishes) {
   auto w = Call({{"action", "wait"}, {"job_id", r.structured["job"]["id"]}});
   ASSERT_FALSE(w.is_error) << w.content.dump();
   EXPECT_EQ(w.structured["job"]["status"], "ok");
+}
+
+// The attack through the tool itself: a command outside the policy runs only on the
+// user's yes, and a worktree outside the folders is refused, asked of no one.
+TEST_F(RunTrainingToolTest, CommandsOutsideThePolicyRunOnlyWhenTheUserAccepts) {
+  namespace fs = std::filesystem;
+  fs::path marker = toy_.repo() / "touched";
+  json a = Base();
+  a["side"] = "candidate";
+  a["launcher"] = "argv";
+  a["argv"] = {"touch", marker.string()};
+  auto refused = Call(a);
+  ASSERT_TRUE(refused.is_error);
+  EXPECT_THAT(refused.content.dump(), HasSubstr("cannot ask the user"));
+  EXPECT_THAT(refused.structured.dump(), HasSubstr("policy_line"));
+  EXPECT_THAT(refused.structured.dump(), HasSubstr("commands"));
+  ctx_.answer_user(mcp::ElicitAnswer::Action::kDecline);
+  EXPECT_TRUE(Call(a).is_error);
+  EXPECT_FALSE(fs::exists(marker));
+  ASSERT_EQ(ctx_.asked().size(), 1u);
+  EXPECT_THAT(ctx_.asked()[0], HasSubstr("command: touch " + marker.string()));
+  EXPECT_THAT(ctx_.asked()[0], HasSubstr("in folder: " + toy_.repo().string()));
+  ctx_.answer_user(mcp::ElicitAnswer::Action::kAccept);
+  auto accepted = Call(a);
+  EXPECT_TRUE(fs::exists(marker)) << accepted.content.dump();
+  a["worktree"] = "/";
+  size_t asked = ctx_.asked().size();
+  auto outside = Call(a);
+  ASSERT_TRUE(outside.is_error);
+  EXPECT_THAT(outside.content.dump(), HasSubstr("outside the folders"));
+  EXPECT_EQ(ctx_.asked().size(), asked);
 }
 
 }  // namespace

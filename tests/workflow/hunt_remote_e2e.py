@@ -122,6 +122,21 @@ def check_located(label, code, out, err, truth):
         fail(f"{label}: hunk {located['hunk']['lines']} is not the planted change")
 
 
+def write_policy(config_home, port):
+    """The test user's policy.json with the loopback sshd added, as XDG_CONFIG_HOME for parity."""
+    base = os.path.join(os.environ.get("XDG_CONFIG_HOME", ""), "parity", "policy.json")
+    policy = {"folders": []}
+    if os.path.isfile(base):
+        with open(base) as f:
+            policy = json.load(f)
+    policy["ssh_hosts"] = [{"host": "127.0.0.1", "port": port, "user": "root"}]
+    os.makedirs(os.path.join(config_home, "parity"))
+    fd = os.open(os.path.join(config_home, "parity", "policy.json"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(policy, f)
+    os.environ["XDG_CONFIG_HOME"] = config_home
+
+
 def load_hunt(report):
     with open(os.path.join(report, "hunt", "hunt.json")) as f:
         return json.load(f)["hunt"]
@@ -179,6 +194,9 @@ def main():
         os.makedirs(sshd_dir)
         sshd = Sshd(sshd_dir)
         host_desc = f"root@127.0.0.1:{sshd.port}"
+        # The user's policy names the SSH host (a host in a config file alone is not consent);
+        # the rest of the test suite's policy is kept.
+        write_policy(os.path.join(dest, "config"), sshd.port)
         try:
             before = user_state(repo)
             remote = lambda ref: ("remote", repo, ref, sshd.ssh_block())

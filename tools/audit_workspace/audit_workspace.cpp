@@ -8,6 +8,7 @@
 #include "domain/git/git_handle.h"
 #include "domain/git/prepare.h"
 #include "support/json_reader.h"
+#include "tools/authorize.h"
 #include "tools/audit_workspace/audit_workspace_json.h"
 #include "tools/audit_workspace/audit_workspace_schema.h"
 
@@ -111,7 +112,9 @@ Result<std::map<std::string, std::string>> ConfirmClasses(const git::Classificat
     chosen[f.path] = it != p.classes.end() ? it->second : f.proposed;
     all_given = all_given && it != p.classes.end();
   }
-  if (all_given) return chosen;
+  // Classes written by the user on parity's command line stand; from an MCP caller they
+  // are only the defaults of the form the user confirms (the caller cannot confirm).
+  if (cl.files.empty() || (all_given && ctx.caller_is_user())) return chosen;
 
   json properties = json::object();
   json required = json::array();
@@ -135,7 +138,16 @@ Result<std::map<std::string, std::string>> ConfirmClasses(const git::Classificat
                         "into both worktrees, C = copied into the candidate only, ignore = left out.";
   if (summarised) message += " " + std::to_string(summarised) + " more committed files are class A.";
   json schema = {{"type", "object"}, {"properties", properties}, {"required", required}};
-  PARITY_ASSIGN_OR_RETURN(auto answer, ctx.Elicit("audit_workspace.classes." + StableHash(identity), message, schema));
+  const std::string key = "audit_workspace.classes." + StableHash(identity);
+  if (!ctx.caller_is_user() && !ctx.CanAskUser()) {
+    return policy::Refused("audit_workspace prepare: the class of each changed file must be confirmed by the user, "
+                            "and this client cannot ask the user (no elicitation); no worktree was created")
+        .WithEvidence("question", message)
+        .WithHint("use a client with elicitation, or run `parity premerge --config premerge.json` at a terminal "
+                  "(its confirm.classes is the user's own answer)");
+  }
+  PARITY_ASSIGN_OR_RETURN(auto answer, ctx.caller_is_user() ? ctx.Elicit(key, message, schema)
+                                                            : ctx.AskUser(key, message, schema));
   if (answer.action != mcp::ElicitAnswer::Action::kAccept) {
     return Cancelled("the file classification was not confirmed; no worktree was created")
         .WithHint("call prepare again, or pass the classes you want in `classes`");
@@ -150,10 +162,26 @@ Result<std::map<std::string, std::string>> ConfirmClasses(const git::Classificat
 }
 
 Result<json> Run(const Params& p, mcp::ToolContext& ctx) {
+  PARITY_RETURN_IF_ERROR(AuthorizePath(ctx, p.repo, policy::Access::kRead, "arguments.repo").status());
   PARITY_ASSIGN_OR_RETURN(auto repo, git::OpenRepository(p.repo));
   fs::path root = git::WorkdirOf(repo.get());
   fs::path report_dir = ReportDir(p, ctx, root);
   json out = {{"action", p.action}, {"repo", root.string()}};
+  // audit and diff only read the repository; prepare and cleanup write beside it (parity's
+  // worktrees) and into the report directory.
+  const bool writes = p.action == "prepare" || p.action == "cleanup";
+  PARITY_RETURN_IF_ERROR(
+      AuthorizePath(ctx, root, writes ? policy::Access::kWrite : policy::Access::kRead, "arguments.repo").status());
+  if (p.action != "audit") {
+    PARITY_RETURN_IF_ERROR(AuthorizePath(ctx, report_dir, policy::Access::kWrite, "arguments.report_dir").status());
+  }
+  for (const auto* given : {&p.baseline_path, &p.candidate_path}) {
+    if (*given && p.action == "prepare") {
+      PARITY_RETURN_IF_ERROR(AuthorizePath(ctx, **given, policy::Access::kWrite,
+                                           given == &p.baseline_path ? "arguments.baseline_path"
+                                                                     : "arguments.candidate_path").status());
+    }
+  }
 
   if (p.action == "audit") {
     git::AuditOptions options;

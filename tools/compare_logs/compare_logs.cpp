@@ -9,6 +9,7 @@
 #include "domain/logs/presets.h"
 #include "domain/logs/result_json.h"
 #include "support/json_reader.h"
+#include "tools/authorize.h"
 #include "tools/compare_logs/compare_logs_schema.h"
 #include "tools/parse_log/log_params.h"
 
@@ -114,6 +115,7 @@ Result<logs::ParseResult> LoadSide(const json& side, const std::string& where, l
                                    mcp::ToolContext& ctx) {
   if (side.is_object()) return logs::ParseResultFromJson(side, where);
   const std::string path = side.get<std::string>();
+  PARITY_RETURN_IF_ERROR(AuthorizePath(ctx, path, policy::Access::kRead, where).status());
   options.sha256 = true;
   const double side_index = where == "arguments.baseline" ? 0 : 1;
   options.progress = [&ctx, side_index, path](uint64_t done, uint64_t total) {
@@ -137,6 +139,11 @@ mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
   Params& p = *params;
   auto criteria = logs::BuildCriteria(p.criteria);
   if (!criteria.ok()) return mcp::ToolResult::Error(criteria.status());
+  fs::path report_dir = p.report_dir ? fs::path(*p.report_dir) : ctx.report_dir();
+  if (report_dir.empty()) report_dir = fs::current_path() / "numerical_report";
+  report_dir = fs::absolute(report_dir);
+  auto writable = AuthorizePath(ctx, report_dir, policy::Access::kWrite, "arguments.report_dir");
+  if (!writable.ok()) return mcp::ToolResult::Error(writable.status());
 
   // Parse only what is compared (and the user's keywords).
   logs::ParseOptions parse = p.parse;
@@ -159,9 +166,6 @@ mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
   auto comparison = logs::CompareRuns(*baseline, *candidate, *criteria, p.criteria.preset, p.common_steps);
   if (!comparison.ok()) return mcp::ToolResult::Error(comparison.status());
 
-  fs::path report_dir = p.report_dir ? fs::path(*p.report_dir) : ctx.report_dir();
-  if (report_dir.empty()) report_dir = fs::current_path() / "numerical_report";
-  report_dir = fs::absolute(report_dir);
   const fs::path case_dir = report_dir / p.case_name;
   json report = logs::CompareReportJson(p.case_name, *baseline, *candidate, *comparison);
   Status written = logs::WriteCompareReport(case_dir, report, *comparison);
@@ -225,7 +229,7 @@ mcp::Tool MakeCompareLogsTool() {
   tool.spec.output_schema = CompareLogsOutputSchema();
   tool.spec.annotations.read_only = false;
   tool.spec.annotations.destructive = false;
-  tool.spec.annotations.idempotent = true;
+  tool.spec.annotations.idempotent = false;  // each call appends a ledger entry
   tool.spec.annotations.open_world = false;
   tool.handler = Handle;
   return tool;

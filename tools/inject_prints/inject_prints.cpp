@@ -10,6 +10,8 @@
 #include "domain/ledger/ledger.h"
 #include "domain/msprobe/source_locator.h"
 #include "support/json_reader.h"
+#include "support/url.h"
+#include "tools/authorize.h"
 
 namespace parity::tools {
 namespace fs = std::filesystem;
@@ -187,6 +189,12 @@ Result<std::vector<std::shared_ptr<inject::CodeAnalyser>>> AnalyserChain(const P
     e.max_response_bytes = static_cast<size_t>(p.max_response_bytes);
     Status valid = inject::ValidateEndpoint(e);
     if (!valid.ok()) return std::move(valid).Context("arguments.deepseek (or DEEPSEEK_BASE_URL / DEEPSEEK_MODEL)");
+    // The source and the key go to this endpoint only if the user's policy names it with
+    // the key, or the user accepts it now.
+    policy::SendAction send{policy::SendAction::Kind::kLlm, "inject_prints: the code around the targets, to the "
+                            "model that chooses the values to probe", e.base_url, UrlHost(e.base_url), 0, {},
+                            "DEEPSEEK_API_KEY"};
+    PARITY_RETURN_IF_ERROR(Authorize(ctx, "inject_prints", {Judge(ctx.policy(), send)}));
     chain.push_back(inject::MakeDeepSeekAnalyser(std::move(e)));
   }
   if (p.analyser == "sampling" || (p.analyser == "auto" && ctx.CanSample())) {
@@ -200,11 +208,28 @@ Result<std::vector<std::shared_ptr<inject::CodeAnalyser>>> AnalyserChain(const P
   return chain;
 }
 
+// The worktree, hunt.json and the report directory inside the user's folders; the
+// interpreter that runs parity's ast analysis (analyze, inject) the user's to allow.
+Status AuthorizeInputs(const Params& p, const fs::path& worktree, const fs::path& report_dir, mcp::ToolContext& ctx) {
+  using policy::Access;
+  const bool writes = p.action == "inject" || p.action == "revert";
+  PARITY_RETURN_IF_ERROR(AuthorizePath(ctx, worktree, writes ? Access::kWrite : Access::kRead, "arguments.worktree").status());
+  if (p.hunt_json) PARITY_RETURN_IF_ERROR(AuthorizePath(ctx, *p.hunt_json, Access::kRead, "arguments.hunt_json").status());
+  if (writes) PARITY_RETURN_IF_ERROR(AuthorizePath(ctx, report_dir, Access::kWrite, "arguments.report_dir").status());
+  if (p.action != "analyze" && p.action != "inject") return Status::Ok();
+  policy::RunAction ast{"inject_prints: parity's ast analysis of the targets, run by this interpreter",
+                        {p.python, "-c", "<parity's ast analysis>"}, "", {}, "local", true};
+  return Authorize(ctx, "inject_prints", {Judge(ctx.policy(), ast)});
+}
+
 mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
   auto params = Decode(arguments);
   if (!params.ok()) return mcp::ToolResult::Error(params.status());
   const Params& p = *params;
   fs::path worktree = fs::absolute(p.worktree);
+  fs::path report_dir = p.report_dir ? fs::absolute(*p.report_dir)
+                                     : (ctx.report_dir().empty() ? fs::absolute("numerical_report") : ctx.report_dir());
+  if (Status s = AuthorizeInputs(p, worktree, report_dir, ctx); !s.ok()) return mcp::ToolResult::Error(s);
   Result<json> result = Internal("unreachable");
   if (p.action == "status") {
     result = inject::InjectStatus(worktree);
@@ -240,8 +265,6 @@ mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
     }
   }
   if (p.action == "inject" || p.action == "revert") {
-    fs::path report_dir = p.report_dir ? fs::absolute(*p.report_dir)
-                                       : (ctx.report_dir().empty() ? fs::absolute("numerical_report") : ctx.report_dir());
     ledger::Entry e;
     e.tool = "inject_prints";
     e.action = p.action;
@@ -278,10 +301,12 @@ mcp::Tool MakeInjectPrintsTool() {
       "failure in attempts). A model's answer is used only when every name it gives exists in the code.";
   tool.spec.input_schema = InputSchema();
   tool.spec.output_schema = json{{"type", "object"}};
+  // It rewrites source files (of parity's worktrees only) and revert overwrites them
+  // again (force: over later edits); the deepseek analyser reaches the network.
   tool.spec.annotations.read_only = false;
-  tool.spec.annotations.destructive = false;  // only parity's worktrees, always revertible
+  tool.spec.annotations.destructive = true;
   tool.spec.annotations.idempotent = false;
-  tool.spec.annotations.open_world = false;
+  tool.spec.annotations.open_world = true;
   tool.handler = Handle;
   return tool;
 }

@@ -8,6 +8,7 @@
 #include "domain/ledger/ledger.h"
 #include "domain/msprobe/analyze.h"
 #include "support/json_reader.h"
+#include "tools/authorize.h"
 #include "tools/msprobe_first_diff/msprobe_first_diff_schema.h"
 
 namespace parity::tools {
@@ -136,6 +137,29 @@ std::string Summary(const json& out) {
   return s;
 }
 
+// The dumps, the compare result and the source tree are read, the report directory is
+// written: all inside the user's folders. msprobe's interpreter and PYTHONPATH (a folder of
+// Python the child imports: code) are the user's to allow.
+Status AuthorizeInputs(const Params& p, const fs::path& report_dir, mcp::ToolContext& ctx) {
+  using policy::Access;
+  const std::pair<const std::optional<std::string>*, const char*> reads[] = {
+      {&p.baseline_dump, "arguments.baseline_dump"}, {&p.candidate_dump, "arguments.candidate_dump"},
+      {&p.compare_result, "arguments.compare_result"}, {&p.worktree, "arguments.worktree"}, {&p.repo, "arguments.repo"}};
+  for (const auto& [value, what] : reads) {
+    if (*value) PARITY_RETURN_IF_ERROR(AuthorizePath(ctx, **value, Access::kRead, what).status());
+  }
+  for (const auto& [from, to] : p.path_map) {
+    PARITY_RETURN_IF_ERROR(AuthorizePath(ctx, to, Access::kRead, "arguments.path_map[\"" + from + "\"]").status());
+  }
+  PARITY_RETURN_IF_ERROR(AuthorizePath(ctx, report_dir, Access::kWrite, "arguments.report_dir").status());
+  if (!p.run_msprobe) return Status::Ok();
+  policy::RunAction run{"msprobe_first_diff: msprobe compare on the two dumps", {}, "", {}, "local", true};
+  if (p.msprobe_python) run.argv = {*p.msprobe_python, "-m", "msprobe.msprobe", "compare", "..."};
+  else run.argv = {"msprobe", "compare", "..."};
+  if (p.msprobe_pythonpath) run.env["PYTHONPATH"] = *p.msprobe_pythonpath;
+  return Authorize(ctx, "msprobe_first_diff", {Judge(ctx.policy(), run)});
+}
+
 mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
   auto params = Decode(arguments);
   if (!params.ok()) return mcp::ToolResult::Error(params.status());
@@ -143,6 +167,7 @@ mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
   fs::path report_dir = p.report_dir ? fs::absolute(*p.report_dir)
                                      : (ctx.report_dir().empty() ? fs::absolute("numerical_report") : fs::absolute(ctx.report_dir()));
   fs::path out_dir = report_dir / "hunt";
+  if (Status s = AuthorizeInputs(p, report_dir, ctx); !s.ok()) return mcp::ToolResult::Error(s);
   ctx.Progress(0, 2, "reading and comparing the dumps");
   auto started = std::chrono::steady_clock::now();
   auto result = msprobe::AnalyzeFirstDiff(ToOptions(p, out_dir, ctx));
@@ -206,7 +231,7 @@ mcp::Tool MakeMsprobeFirstDiffTool() {
   tool.spec.output_schema = MsprobeFirstDiffOutputSchema();
   tool.spec.annotations.read_only = false;  // writes its report files, never the user's tree
   tool.spec.annotations.destructive = false;
-  tool.spec.annotations.idempotent = true;
+  tool.spec.annotations.idempotent = false;  // each call appends a ledger entry
   tool.spec.annotations.open_world = false;
   tool.handler = Handle;
   return tool;

@@ -3,6 +3,7 @@
 #include "domain/logs/log_parser.h"
 #include "domain/logs/result_json.h"
 #include "support/json_reader.h"
+#include "tools/authorize.h"
 #include "tools/parse_log/log_params.h"
 #include "tools/parse_log/parse_log_schema.h"
 
@@ -42,6 +43,10 @@ mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
   Params& p = *params;
   auto paths = logs::ExpandLogPaths(p.paths);
   if (!paths.ok()) return mcp::ToolResult::Error(paths.status());
+  for (size_t i = 0; i < paths->size(); ++i) {  // only inside the user's folders (symlinks followed)
+    auto allowed = AuthorizePath(ctx, (*paths)[i], policy::Access::kRead, "arguments.paths (" + (*paths)[i].string() + ")");
+    if (!allowed.ok()) return mcp::ToolResult::Error(allowed.status());
+  }
   p.options.cancel = ctx.cancellation();
   json files = json::array();
   std::string summary;

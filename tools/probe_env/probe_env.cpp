@@ -6,6 +6,7 @@
 #include "domain/env/probe_script.h"
 #include "domain/ledger/ledger.h"
 #include "support/json_reader.h"
+#include "tools/authorize.h"
 #include "tools/probe_env/probe_env_schema.h"
 #include "tools/run_training/remote_params.h"
 
@@ -58,6 +59,28 @@ mcp::ToolResult HandleUnguarded(const json& arguments, mcp::ToolContext& ctx) {
   auto params = Decode(arguments);
   if (!params.ok()) return mcp::ToolResult::Error(params.status());
   Params& p = *params;
+  fs::path report_dir = p.report_dir ? fs::path(*p.report_dir) : ctx.report_dir();
+  if (report_dir.empty()) report_dir = fs::current_path() / "numerical_report";
+  // The interpreter runs parity's probe script with the caller's variables set: both are
+  // the user's to allow, as is the SSH host.
+  {
+    std::vector<Judged> actions;
+    const std::string where = p.ssh ? p.ssh->Describe() : "local";
+    if (p.ssh) {
+      actions.push_back(Judge(ctx.policy(), policy::ConnectAction{"probe_env: the SSH host probed", p.ssh->host,
+                                                                  p.ssh->port, p.ssh->user,
+                                                                  p.ssh->password_env.value_or("")}));
+    }
+    actions.push_back(Judge(ctx.policy(), policy::RunAction{"probe_env: the environment probe (parity's script, run "
+                                                            "by this interpreter)",
+                                                            {p.probe.python, "-c", "<parity's environment probe>"},
+                                                            "", p.probe.env, where, true}));
+    if (Status s = Authorize(ctx, "probe_env", actions); !s.ok()) return mcp::ToolResult::Error(s);
+    if (p.record) {
+      auto allowed = AuthorizePath(ctx, report_dir, policy::Access::kWrite, "arguments.report_dir");
+      if (!allowed.ok()) return mcp::ToolResult::Error(allowed.status());
+    }
+  }
   auto host = run::OpenHost(p.ssh);
   if (!host.ok()) return mcp::ToolResult::Error(host.status());
   ctx.Progress(0, 1, "probing " + (*host)->Describe());
@@ -71,8 +94,6 @@ mcp::ToolResult HandleUnguarded(const json& arguments, mcp::ToolContext& ctx) {
   }
   out["ledger_entry"] = nullptr;
   if (p.record) {
-    fs::path report_dir = p.report_dir ? fs::path(*p.report_dir) : ctx.report_dir();
-    if (report_dir.empty()) report_dir = fs::current_path() / "numerical_report";
     ledger::Entry e;
     e.tool = "probe_env";
     e.action = "probe";
@@ -118,7 +139,10 @@ mcp::Tool MakeProbeEnvTool() {
       "and, with compare_with, how it differs from another run's.";
   tool.spec.input_schema = ProbeEnvInputSchema();
   tool.spec.output_schema = ProbeEnvOutputSchema();
-  tool.spec.annotations.read_only = true;
+  // Not read-only: it runs an interpreter and appends to the ledger (record: true).
+  tool.spec.annotations.read_only = false;
+  tool.spec.annotations.destructive = false;
+  tool.spec.annotations.idempotent = false;
   tool.spec.annotations.open_world = true;
   tool.handler = Handle;
   return tool;

@@ -5,6 +5,8 @@
 
 #include "domain/report/render.h"
 #include "support/json_reader.h"
+#include "support/url.h"
+#include "tools/authorize.h"
 #include "tools/render_report/render_report_schema.h"
 
 namespace parity::tools {
@@ -77,6 +79,22 @@ std::string Summary(const report::RenderResult& r) {
 mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
   auto options = Decode(arguments, ctx.report_dir());
   if (!options.ok()) return mcp::ToolResult::Error(options.status());
+  // The report directory is written inside the user's folders; the mail (the report, the
+  // logs, and the SMTP password) goes only to a server and recipients the policy names
+  // with that password, or that the user accepts now.
+  auto allowed = AuthorizePath(ctx, options->report_dir, policy::Access::kWrite, "arguments.report_dir");
+  if (!allowed.ok()) return mcp::ToolResult::Error(allowed.status());
+  if (options->mail) {
+    const report::MailServer& m = *options->mail;
+    if (!m.ca_file.empty()) {
+      auto ca = AuthorizePath(ctx, m.ca_file, policy::Access::kRead, "arguments.mail.ca_file");
+      if (!ca.ok()) return mcp::ToolResult::Error(ca.status());
+    }
+    policy::SendAction send{policy::SendAction::Kind::kMail, "render_report: the report with its charts, PDF and "
+                            "training logs attached, by mail", m.url, UrlHost(m.url), UrlPort(m.url), m.to,
+                            m.username.empty() ? std::string() : m.password_env};
+    if (Status s = Authorize(ctx, "render_report", {Judge(ctx.policy(), send)}); !s.ok()) return mcp::ToolResult::Error(s);
+  }
   options->cancel = ctx.cancellation();
   options->progress = [&ctx](double done, double total, const std::string& what) { ctx.Progress(done, total, what); };
   auto result = report::RenderReport(*options);
@@ -108,8 +126,8 @@ mcp::Tool MakeRenderReportTool() {
   tool.spec.output_schema = RenderReportOutputSchema();
   tool.spec.annotations.read_only = false;
   tool.spec.annotations.destructive = false;
-  tool.spec.annotations.idempotent = true;
-  tool.spec.annotations.open_world = true;  // mail
+  tool.spec.annotations.idempotent = false;  // with mail, every call sends one
+  tool.spec.annotations.open_world = true;   // mail
   tool.handler = Handle;
   return tool;
 }

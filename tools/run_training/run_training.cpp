@@ -6,6 +6,7 @@
 #include "domain/run/jobs.h"
 #include "domain/run/launch.h"
 #include "support/json_reader.h"
+#include "tools/authorize.h"
 #include "tools/run_training/remote_params.h"
 #include "tools/run_training/run_training_schema.h"
 
@@ -106,6 +107,35 @@ run::WaitOptions WaitOptionsFor(const Params& p, mcp::ToolContext& ctx, bool sta
   return w;
 }
 
+// The training command, the environment probe's interpreter and the SSH host, judged
+// together and confirmed once; locally the worktree and checkpoint folder must be the user's.
+Status AuthorizeStart(const Params& p, mcp::ToolContext& ctx, const run::Launch& launch, const std::string& worktree) {
+  const policy::Policy& policy = ctx.policy();
+  std::vector<Judged> actions;
+  const std::string host = p.ssh ? p.ssh->Describe() : "local";
+  if (p.ssh) {
+    policy::ConnectAction c{"run_training: the SSH host the training runs on", p.ssh->host, p.ssh->port, p.ssh->user,
+                            p.ssh->password_env.value_or("")};
+    actions.push_back(Judge(policy, c));
+  } else {
+    PARITY_RETURN_IF_ERROR(AuthorizePath(ctx, worktree, policy::Access::kWrite, "arguments.worktree").status());
+    if (!p.launch.checkpoint_dir.empty()) {
+      PARITY_RETURN_IF_ERROR(
+          AuthorizePath(ctx, p.launch.checkpoint_dir, policy::Access::kWrite, "arguments.checkpoint_dir").status());
+    }
+  }
+  policy::RunAction run{"run_training: the training (" + p.launch.launcher + " launcher)", launch.argv, worktree,
+                        p.env, host, false};
+  actions.push_back(Judge(policy, run));
+  if (p.probe_env) {
+    std::string python = p.python ? *p.python : (p.ssh ? "python3" : "/usr/bin/python3");
+    policy::RunAction probe{"run_training: the environment probe (parity's script, run by this interpreter)",
+                            {python, "-c", "<parity's environment probe>"}, "", p.env, host, true};
+    actions.push_back(Judge(policy, probe));
+  }
+  return Authorize(ctx, "run_training", actions);
+}
+
 mcp::ToolResult Start(Params& p, mcp::ToolContext& ctx, const fs::path& report_dir) {
   run::LaunchRequest& l = p.launch;
   std::string worktree = *p.worktree;
@@ -127,6 +157,8 @@ mcp::ToolResult Start(Params& p, mcp::ToolContext& ctx, const fs::path& report_d
   }
   auto launch = run::BuildLaunch(l);
   if (!launch.ok()) return mcp::ToolResult::Error(launch.status());
+  // Before anything connects, runs or is written: what the user's policy says of it.
+  if (Status s = AuthorizeStart(p, ctx, *launch, worktree); !s.ok()) return mcp::ToolResult::Error(s);
 
   auto host = run::OpenHost(p.ssh);
   if (!host.ok()) return mcp::ToolResult::Error(host.status());
@@ -191,6 +223,8 @@ mcp::ToolResult HandleUnguarded(const json& arguments, mcp::ToolContext& ctx) {
   if (!params.ok()) return mcp::ToolResult::Error(params.status());
   Params& p = *params;
   fs::path report_dir = ReportDir(p, ctx);
+  auto allowed = AuthorizePath(ctx, report_dir, policy::Access::kWrite, "arguments.report_dir");
+  if (!allowed.ok()) return mcp::ToolResult::Error(allowed.status());
   if (p.action == "start") return Start(p, ctx, report_dir);
   if (p.action == "list") {
     auto jobs = run::ListJobs(report_dir);
@@ -233,8 +267,11 @@ mcp::Tool MakeRunTrainingTool() {
       "commit and environment fingerprint.";
   tool.spec.input_schema = RunTrainingInputSchema();
   tool.spec.output_schema = RunTrainingOutputSchema();
+  // It runs commands, may kill a job's process group (cancel) and empties the checkpoint
+  // folder before a run; over SSH it reaches another host.
   tool.spec.annotations.read_only = false;
-  tool.spec.annotations.destructive = false;
+  tool.spec.annotations.destructive = true;
+  tool.spec.annotations.idempotent = false;
   tool.spec.annotations.open_world = true;
   tool.spec.task_support = mcp::TaskSupport::kOptional;
   tool.handler = Handle;
