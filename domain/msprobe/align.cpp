@@ -51,6 +51,9 @@ std::vector<uint64_t> Signatures(const Dump& dump, bool by_id) {
     }
     for (uint32_t r = entry.first_row; r < entry.first_row + entry.row_count; ++r) {
       const Row& row = dump.rows[r];
+      // Tensor rows only: a keyword argument passed on one side only (F.gelu(x) vs
+      // F.gelu(x, approximate="tanh")) is a changed argument of the same call, not another call.
+      if (!row.tensor) continue;
       // Not the dtype: a changed dtype is a changed value of the same call.
       h = Mix(Mix(h, hash_of(row.suffix)), hash_of(row.shape));
     }
