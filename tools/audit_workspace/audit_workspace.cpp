@@ -178,14 +178,15 @@ Result<json> Run(const Params& p, mcp::ToolContext& ctx) {
   for (const auto* given : {&p.baseline_path, &p.candidate_path}) {
     // Beside the repository and named after it (<repo>-baseline, <repo>-hunt-test): where
     // parity's own worktrees go, as the defaults do; anywhere else must be the user's folder.
-    fs::path wanted = fs::absolute(given->value_or("")).lexically_normal();
+    if (!*given) continue;  // the default place, beside the repository
+    fs::path wanted = fs::absolute(**given).lexically_normal();
     fs::path top = root.lexically_normal();
     if (top.filename().empty()) top = top.parent_path();  // a workdir ends with '/'
-    if (*given && wanted.parent_path() == top.parent_path() &&
+    if (wanted.parent_path() == top.parent_path() &&
         wanted.filename().string().rfind(top.filename().string() + "-", 0) == 0) {
       continue;
     }
-    if (*given && p.action == "prepare") {
+    if (p.action == "prepare") {
       PARITY_RETURN_IF_ERROR(AuthorizePath(ctx, **given, policy::Access::kWrite,
                                            given == &p.baseline_path ? "arguments.baseline_path"
                                                                      : "arguments.candidate_path").status());
