@@ -21,9 +21,7 @@ using nlohmann::json;
 int Usage(const std::string& why) {
   std::fprintf(stderr,
                "parity premerge: %s\nusage: parity premerge --config premerge.json [--yes] [--steps N] "
-               "[--report-dir DIR] [--keep-worktrees] [--policy FILE] [--allow-folder DIR]...
-  exit status: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or error
-",
+               "[--report-dir DIR] [--keep-worktrees] [--policy FILE] [--allow-folder DIR]...\n  exit status: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or error\n",
                why.c_str());
   return kExitUsage;
 }

@@ -164,9 +164,10 @@ def main():
         commit_branch(repo, "env-echo", {"toy_trainer/__init__.py": (
             "checkpoint layout.\"\"\"\n",
             "checkpoint layout.\"\"\"\nimport os as _os\n"
-            "print(f\"env A=[{_os.environ.get('PARITY_ENV_A', '')}] B=[{_os.environ.get('PARITY_ENV_B', '')}]\")\n")})
+            "print(f\"env A=[{_os.environ.get('OMP_NUM_THREADS', '')}] B=[{_os.environ.get('TOKENIZERS_PARALLELISM', '')}]\")\n")})
         dumps = os.path.join(dest, "msprobe")
-        script = ("PARITY_ENV_A=hello PARITY_ENV_B=$(touch_{d}) bash scripts/run_train.sh --module toy --config toy_small "
+        # Names the default policy lets a run set (support/policy.cpp's env.set list).
+        script = ("OMP_NUM_THREADS=1 TOKENIZERS_PARALLELISM=$(touch_{d}) bash scripts/run_train.sh --module toy --config toy_small "
                   "--training.steps {s} --debug.seed=42 --debug.deterministic --training.dataset_path=data/corpus.txt "
                   "--dump.dir {d} --dump.level mix --dump.mode statistics --dump.step 0")
         hunt = {"baseline": {"mode": "local", "code_path": repo, "ref": "env-echo",
@@ -187,7 +188,7 @@ def main():
         for side in ("baseline", "candidate"):
             with open(os.path.join(report, f"{side}_hunt_logs_train.log")) as f:
                 log = f.read()
-            wanted = "env A=[hello] B=[$(touch_" + os.path.join(dumps, "b" if side == "baseline" else "t") + ")]"
+            wanted = "env A=[1] B=[$(touch_" + os.path.join(dumps, "b" if side == "baseline" else "t") + ")]"
             if wanted not in log:
                 fail(f"env hunt: {side} log lacks {wanted!r}:\n{log[:2000]}")
         if worktrees(repo) != only_user_tree:
