@@ -218,7 +218,10 @@ std::string CleanupCommand(const fs::path& repo, const std::vector<fs::path>& pa
   for (const auto& p : paths) args["paths"].push_back(p.string());
   if (force) args["force"] = true;
   if (!report_dir.empty()) args["report_dir"] = report_dir.string();
-  return ShellQuote({"parity", "call", "audit_workspace", args.dump()});
+  // `parity call` reads and writes only the folders the user's policy names: these two.
+  std::vector<std::string> argv = {"parity", "call", "audit_workspace", args.dump(), "--allow-folder", repo.string()};
+  if (!report_dir.empty()) argv.insert(argv.end(), {"--allow-folder", report_dir.string()});
+  return ShellQuote(argv);
 }
 
 Status StaleWorktreesInTheWay(git_repository* repo, const std::vector<StaleWorktree>& stale, const fs::path& report_dir) {
