@@ -163,6 +163,15 @@ int HuntCommand(const std::vector<std::string>& args) {
   for (const auto* side : {&config->baseline, &config->test}) {
     if (side->mode == "local" && !side->code_path.empty()) folders.push_back(side->code_path);
   }
+  // parity's own two worktrees beside the test tree (domain/workflow hunt_sides.cpp); a
+  // shadow hunt's lie in the report directory.
+  if (config->test.mode == "local" && !config->test.code_path.empty()) {
+    std::filesystem::path top = std::filesystem::absolute(config->test.code_path).lexically_normal();
+    if (top.filename().empty()) top = top.parent_path();  // "repo/"
+    for (const char* side : {"-hunt-baseline", "-hunt-candidate"}) {
+      folders.push_back(top.parent_path() / (top.filename().string() + side));
+    }
+  }
   for (const auto& dir : {config->baseline_data_dir, config->test_data_dir, config->compare_output_dir}) {
     if (!dir.empty() && (config->baseline.mode == "local" || config->test.mode == "local")) folders.push_back(dir);
   }

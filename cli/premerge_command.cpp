@@ -1,4 +1,4 @@
-// parity premerge --config premerge.json [--yes] [--steps N] [--report-dir DIR]: the
+// parity premerge --config premerge.json [--yes] [--steps N] [--report-dir DIR] [--keep-worktrees]: the
 // premerge-accuracy-check skill as one non-interactive run (domain/workflow/premerge.h).
 // stderr: a progress bar on a terminal, plain lines otherwise; stdout: the outcome as JSON.
 #include <unistd.h>
@@ -21,7 +21,7 @@ using nlohmann::json;
 int Usage(const std::string& why) {
   std::fprintf(stderr,
                "parity premerge: %s\nusage: parity premerge --config premerge.json [--yes] [--steps N] "
-               "[--report-dir DIR] [--policy FILE] [--allow-folder DIR]...\n  exit status: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or error\n",
+               "[--report-dir DIR] [--keep-worktrees] [--policy FILE] [--allow-folder DIR]...\n  exit status: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or error\n",
                why.c_str());
   return kExitUsage;
 }
@@ -43,7 +43,7 @@ json OutcomeJson(const workflow::PremergeOutcome& o) {
 
 int PremergeCommand(const std::vector<std::string>& args) {
   std::string config_path, report_dir, steps;
-  bool yes = false;
+  bool yes = false, keep = false;
   PolicyFlags policy_flags;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -55,6 +55,8 @@ int PremergeCommand(const std::vector<std::string>& args) {
       (a == "--config" ? config_path : a == "--steps" ? steps : report_dir) = args[++i];
     } else if (a == "--yes" || a == "-y") {
       yes = true;
+    } else if (a == "--keep-worktrees") {
+      keep = true;
     } else {
       return Usage("unknown option " + a);
     }
@@ -75,6 +77,7 @@ int PremergeCommand(const std::vector<std::string>& args) {
       return Usage("--steps expects a positive integer, got " + steps);
     }
   }
+  if (keep) config->cleanup = false;
   if (!report_dir.empty()) config->report_dir = std::filesystem::absolute(report_dir).lexically_normal();
 
   // The repository and report directory the user's config names are the user's folders;

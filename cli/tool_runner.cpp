@@ -65,8 +65,18 @@ InProcessToolRunner::InProcessToolRunner(std::filesystem::path report_dir, Progr
 }
 
 Result<json> InProcessToolRunner::Call(const std::string& name, const json& arguments) {
-  auto tool = registry_.Find(name);
-  if (!tool) return Internal("the tool " + name + " is not registered in this build");
+  auto found = registry_.Find(name);
+  if (!found) return Internal("the tool " + name + " is not registered in this build");
+  // The protocol drops an error's structuredContent for tools with an output schema (a
+  // strict client would validate it against that schema); the pipeline keeps the handler's
+  // own error (kind, hint, evidence) so its steps can tell one refusal from another.
+  json error_structured;
+  mcp::Tool wrapped{found->spec, [&error_structured, handler = found->handler](const json& a, mcp::ToolContext& c) {
+                      mcp::ToolResult r = handler(a, c);
+                      if (r.is_error) error_structured = r.structured;
+                      return r;
+                    }};
+  const mcp::Tool* tool = &wrapped;
   ProgressChannel channel(on_progress_);
   mcp::CallSetup setup;
   setup.channel = &channel;
@@ -86,7 +96,11 @@ Result<json> InProcessToolRunner::Call(const std::string& name, const json& argu
         .WithHint("answer it in the config's `confirm` section")
         .WithEvidence("question", inv.confirmation.dump(2));
   }
-  if (inv.result.value("isError", false)) return FromErrorResult(inv.result);
+  if (inv.result.value("isError", false)) {
+    json result = inv.result;
+    if (!result.contains("structuredContent") && error_structured.is_object()) result["structuredContent"] = error_structured;
+    return FromErrorResult(result);
+  }
   if (!inv.result.contains("structuredContent")) return Internal(name + " returned no structured result");
   return inv.result["structuredContent"];
 }

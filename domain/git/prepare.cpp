@@ -157,6 +157,95 @@ fs::path DefaultWorktreePath(git_repository* repo, const std::string& side) {
   return root.parent_path() / (root.filename().string() + "-" + side);
 }
 
+std::pair<fs::path, fs::path> WorktreePaths(git_repository* repo, const PrepareRequest& req) {
+  auto resolve = [&](const fs::path& given, const char* side) {
+    return fs::weakly_canonical(fs::absolute(given.empty() ? DefaultWorktreePath(repo, side) : given));
+  };
+  return {resolve(req.baseline_path, "baseline"), resolve(req.candidate_path, "candidate")};
+}
+
+Result<std::vector<StaleWorktree>> FindStaleWorktrees(git_repository* repo, const std::vector<fs::path>& paths) {
+  PARITY_ASSIGN_OR_RETURN(auto all, ListWorktrees(repo));
+  std::vector<StaleWorktree> out;
+  std::set<std::string> seen;
+  for (const auto& requested : paths) {
+    std::error_code ec;
+    const fs::path path = fs::weakly_canonical(fs::absolute(requested), ec);
+    bool registered_here = false;
+    for (const auto& w : all) {
+      const bool same_path = fs::weakly_canonical(w.path, ec) == path || w.path == path;
+      if (!same_path && w.name != path.filename().string()) continue;
+      registered_here = registered_here || same_path;
+      if (!w.parity_owned) {
+        return FailedPrecondition("worktree path " + path.string() + " is taken by the worktree " + w.path.string() +
+                                  " (.git/worktrees/" + w.name + "), which parity did not make; parity never removes it")
+            .WithHint("choose another path (baseline_path / candidate_path), or remove that worktree yourself "
+                      "(`git worktree remove " + w.path.string() + "`) if you mean to");
+      }
+      if (!seen.insert(w.name).second) continue;
+      StaleWorktree stale{w, {}};
+      if (w.valid) {
+        auto changes = UnrecordedChanges(repo, w, 20);
+        if (!changes.ok()) return std::move(changes).take_status().Context("reading the earlier worktree " + w.path.string());
+        stale.changes = std::move(changes).value();
+      }
+      out.push_back(std::move(stale));
+    }
+    if (!registered_here && fs::symlink_status(path, ec).type() != fs::file_type::not_found) {
+      return FailedPrecondition("worktree path " + path.string() + " already exists and is not a worktree parity made "
+                                "in " + WorkdirOf(repo).string() + " (no worktree of it is registered there with "
+                                "parity's mark); parity never removes or reuses it")
+          .WithHint("move or remove it yourself, or pass another path (baseline_path / candidate_path)");
+    }
+  }
+  return out;
+}
+
+nlohmann::json StaleJson(const std::vector<StaleWorktree>& stale) {
+  json list = json::array();
+  for (const auto& s : stale) {
+    const WorktreeInfo& w = s.worktree;
+    list.push_back({{"path", w.path.string()}, {"name", w.name}, {"side", w.side.value_or("")},
+                    {"commit", w.commit.value_or("")}, {"created_at", w.created_at.value_or("")},
+                    {"creator_pid", w.creator_pid}, {"creator_running", w.creator_running},
+                    {"folder_exists", w.valid}, {"locked", w.locked}, {"changes", s.changes}});
+  }
+  return list;
+}
+
+std::string CleanupCommand(const fs::path& repo, const std::vector<fs::path>& paths, bool force, const fs::path& report_dir) {
+  json args = {{"action", "cleanup"}, {"repo", repo.string()}, {"paths", json::array()}};
+  for (const auto& p : paths) args["paths"].push_back(p.string());
+  if (force) args["force"] = true;
+  if (!report_dir.empty()) args["report_dir"] = report_dir.string();
+  // `parity call` reads and writes only the folders the user's policy names: these two.
+  std::vector<std::string> argv = {"parity", "call", "audit_workspace", args.dump(), "--allow-folder", repo.string()};
+  if (!report_dir.empty()) argv.insert(argv.end(), {"--allow-folder", report_dir.string()});
+  return ShellQuote(argv);
+}
+
+Status StaleWorktreesInTheWay(git_repository* repo, const std::vector<StaleWorktree>& stale, const fs::path& report_dir) {
+  std::string list;
+  std::vector<fs::path> paths;
+  for (const auto& s : stale) {
+    const WorktreeInfo& w = s.worktree;
+    paths.push_back(w.path);
+    list += (list.empty() ? "" : "; ") + w.path.string() + " (" + w.side.value_or("?") + " at " +
+            w.commit.value_or("?").substr(0, 12) + (w.created_at ? ", made " + *w.created_at : "") +
+            (w.creator_pid ? " by process " + std::to_string(w.creator_pid) +
+                                 (w.creator_running ? ", still running" : ", no longer running")
+                           : "") +
+            (w.valid ? "" : ", its folder is gone") +
+            (s.changes.empty() ? "" : ", " + std::to_string(s.changes.size()) + (s.changes.size() >= 20 ? "+" : "") +
+                                          " changed file(s) that removing it discards") + ")";
+  }
+  return FailedPrecondition("parity's own worktree(s) of an earlier run of " + WorkdirOf(repo).string() +
+                            " stand where this run's go: " + list + "; nothing was removed or created")
+      .WithHint("confirm their removal (remove_stale=true) and parity removes them first, or remove them yourself: " +
+                CleanupCommand(WorkdirOf(repo), paths, true, report_dir))
+      .WithEvidence("stale_worktrees", StaleJson(stale).dump(2));
+}
+
 Status ValidateClasses(const Classification& classification, const std::map<std::string, std::string>& classes) {
   std::set<std::string> known;
   for (const auto& f : classification.files) {
@@ -190,14 +279,39 @@ Result<PrepareOutcome> PrepareWorktrees(git_repository* repo, const PrepareReque
   const Classification& cl = req.classification;
   PARITY_RETURN_IF_ERROR(ValidateClasses(cl, req.classes));
   fs::path root = WorkdirOf(repo);
-  fs::path base_path = fs::weakly_canonical(fs::absolute(req.baseline_path.empty() ? DefaultWorktreePath(repo, "baseline") : req.baseline_path));
-  fs::path cand_path = fs::weakly_canonical(fs::absolute(req.candidate_path.empty() ? DefaultWorktreePath(repo, "candidate") : req.candidate_path));
+  auto [base_path, cand_path] = WorktreePaths(repo, req);
   if (base_path == cand_path) return InvalidArgument("baseline_path and candidate_path are the same folder " + base_path.string());
   for (const auto& p : {base_path, cand_path}) {
     if (IsInside(p, fs::weakly_canonical(root)) || p == fs::weakly_canonical(root)) {
       return InvalidArgument("worktree path " + p.string() + " is inside the working tree " + root.string())
           .WithHint("parity never writes into your working tree; choose a path outside it (the default is beside it)");
     }
+  }
+  PARITY_ASSIGN_OR_RETURN(auto stale, FindStaleWorktrees(repo, {base_path, cand_path}));
+  std::vector<RemovedWorktree> removed_stale;
+  if (!stale.empty()) {
+    if (!req.remove_stale) return StaleWorktreesInTheWay(repo, stale, req.report_dir);
+    CleanupRequest cleanup{{}, /*force=*/true, req.report_dir};
+    for (const auto& s : stale) {
+      const WorktreeInfo& w = s.worktree;
+      // Another parity run still holds it (the same process id and start time): its
+      // training may be running there right now.
+      if (w.creator_running && w.creator_pid != ::getpid()) {
+        return FailedPrecondition("the earlier worktree " + w.path.string() + " was made by parity process " +
+                                  std::to_string(w.creator_pid) + ", which is still running; it may be in use")
+            .WithHint("let that run finish (or stop it), or remove the worktree yourself: " +
+                      CleanupCommand(root, {w.path}, true, req.report_dir));
+      }
+      if (w.locked) {
+        return FailedPrecondition("the earlier worktree " + w.path.string() + " is locked (`git worktree lock`)")
+            .WithHint("unlock it (`git worktree unlock " + w.path.string() + "`) if it may go, then run again");
+      }
+      cleanup.paths.push_back(w.path);
+    }
+    PARITY_ASSIGN_OR_RETURN(auto done, CleanupWorktrees(repo, cleanup));
+    removed_stale = std::move(done.removed);
+  }
+  for (const auto& p : {base_path, cand_path}) {
     std::error_code ec;
     if (fs::symlink_status(p, ec).type() != fs::file_type::not_found) {
       return FailedPrecondition("worktree path " + p.string() + " already exists")
@@ -228,6 +342,7 @@ Result<PrepareOutcome> PrepareWorktrees(git_repository* repo, const PrepareReque
   if (req.cancel.cancelled()) return Cancelled();
 
   PrepareOutcome out;
+  out.removed_stale = std::move(removed_stale);
   PARITY_ASSIGN_OR_RETURN(out.baseline, AddParityWorktree(repo, base_path, cl.baseline, "baseline"));
   auto rollback = [&](Status why) -> Status {
     for (const auto* w : {&out.baseline, &out.candidate}) {

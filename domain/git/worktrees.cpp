@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <ctime>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 
@@ -54,6 +56,30 @@ std::vector<CopiedFile> CopiedFromMarker(const json& marker) {
     }
   }
   return out;
+}
+
+// The start time of a process (field 22 of /proc/<pid>/stat, in clock ticks since boot):
+// with the pid it names one process, even after the pid is reused.
+std::string ProcessStartTime(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return "";
+  std::istringstream fields(stat.substr(close + 1));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+    if (i == 22) return field;
+  }
+  return "";
+}
+
+std::string UtcNow() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 // Undoes a half-made worktree: best effort, since we are already reporting an error.
@@ -108,6 +134,15 @@ Result<std::vector<WorktreeInfo>> ListWorktrees(git_repository* repo) {
       info.parity_owned = marker->value("created_by", "") == "parity";
       if (marker->contains("side") && (*marker)["side"].is_string()) info.side = (*marker)["side"].get<std::string>();
       if (marker->contains("commit") && (*marker)["commit"].is_string()) info.commit = (*marker)["commit"].get<std::string>();
+      if (marker->contains("created_at") && (*marker)["created_at"].is_string()) {
+        info.created_at = (*marker)["created_at"].get<std::string>();
+      }
+      const json& process = marker->value("process", json::object());
+      if (process.is_object() && process.value("pid", json()).is_number_integer()) {
+        info.creator_pid = process["pid"].get<int>();
+        const std::string started = process.value("start_time", "");
+        info.creator_running = info.creator_pid > 0 && !started.empty() && ProcessStartTime(info.creator_pid) == started;
+      }
     }
     out.push_back(std::move(info));
   }
@@ -184,8 +219,13 @@ Result<WorktreeInfo> AddParityWorktree(git_repository* repo, const fs::path& req
   info.parity_owned = true;
   info.side = side;
   info.commit = commit.commit;
+  info.created_at = UtcNow();
+  info.creator_pid = ::getpid();
+  info.creator_running = true;
   json marker = {{"created_by", "parity"}, {"side", side}, {"ref", commit.ref}, {"commit", commit.commit},
-                 {"path", path.string()}, {"copied", json::array()}};
+                 {"path", path.string()}, {"created_at", *info.created_at},
+                 {"process", {{"pid", info.creator_pid}, {"start_time", ProcessStartTime(info.creator_pid)}}},
+                 {"copied", json::array()}};
   if (Status s = WriteMarker(AdminDir(repo, name), marker); !s.ok()) {
     Rollback(repo, name, path, temp_branch);
     return s;
@@ -234,6 +274,11 @@ Result<std::vector<std::string>> ForeignChanges(const fs::path& worktree_path, c
   return foreign;
 }
 
+Result<std::vector<std::string>> UnrecordedChanges(git_repository* repo, const WorktreeInfo& worktree, size_t limit) {
+  PARITY_ASSIGN_OR_RETURN(json marker, ReadMarker(AdminDir(repo, worktree.name)));
+  return ForeignChanges(worktree.path, CopiedFromMarker(marker), limit);
+}
+
 Result<RemovedWorktree> RemoveParityWorktree(git_repository* repo, const fs::path& requested_path, bool force) {
   std::error_code ec;
   fs::path path = fs::weakly_canonical(fs::absolute(requested_path), ec);
@@ -254,8 +299,7 @@ Result<RemovedWorktree> RemoveParityWorktree(git_repository* repo, const fs::pat
   removed.path = path;
   removed.name = found->name;
   if (found->valid) {
-    PARITY_ASSIGN_OR_RETURN(json marker, ReadMarker(AdminDir(repo, found->name)));
-    PARITY_ASSIGN_OR_RETURN(auto foreign, ForeignChanges(path, CopiedFromMarker(marker), 50));
+    PARITY_ASSIGN_OR_RETURN(auto foreign, UnrecordedChanges(repo, *found, 50));
     if (!foreign.empty() && !force) {
       std::string list;
       for (const auto& f : foreign) list += f + "\n";

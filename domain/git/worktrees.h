@@ -1,8 +1,9 @@
 // parity's own worktrees: created at a commit with a detached HEAD (so the user's branches
 // are never checked out elsewhere or moved), registered where `git worktree list` sees
 // them, marked as parity's with a small file in their admin folder
-// (.git/worktrees/<name>/parity.json, which `git worktree remove` deletes with the rest),
-// and removed only when that mark is present.
+// (.git/worktrees/<name>/parity.json, which `git worktree remove` deletes with the rest;
+// it also names the process that made the worktree, so a later run can tell a worktree
+// still in use from one left behind), and removed only when that mark is present.
 #pragma once
 
 #include <filesystem>
@@ -25,6 +26,9 @@ struct WorktreeInfo {
   bool parity_owned = false;
   std::optional<std::string> side;    // baseline | candidate (parity's worktrees)
   std::optional<std::string> commit;  // what parity checked out
+  std::optional<std::string> created_at;  // UTC, ISO 8601 (marks written since parity 0.4)
+  int creator_pid = 0;                    // the process that made it; 0: not recorded
+  bool creator_running = false;           // that very process (pid and start time) still runs
 };
 
 // A file parity wrote into one of its worktrees, with the git blob id of what it wrote,
@@ -59,6 +63,9 @@ Result<RemovedWorktree> RemoveParityWorktree(git_repository* repo, const std::fi
 // untracked, ignored files excluded), at most `limit` of them.
 Result<std::vector<std::string>> ForeignChanges(const std::filesystem::path& worktree_path,
                                                 const std::vector<CopiedFile>& copied, size_t limit);
+
+// ForeignChanges of one of parity's registered worktrees, against the copies its mark records.
+Result<std::vector<std::string>> UnrecordedChanges(git_repository* repo, const WorktreeInfo& worktree, size_t limit);
 
 // The git blob id of a file's current content (what `git hash-object` prints).
 Result<std::string> HashFileAsBlob(const std::filesystem::path& file);

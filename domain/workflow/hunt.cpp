@@ -4,9 +4,13 @@
 #include <sstream>
 
 #include "domain/ledger/ledger.h"
+#include "domain/workflow/config_names.h"
+#include "domain/workflow/config_registry.h"
 #include "domain/workflow/hunt_loop.h"
 #include "domain/workflow/hunt_remote.h"
+#include "domain/workflow/run_worktrees.h"
 #include "domain/workflow/tensorboard_run.h"
+#include "support/subprocess.h"
 
 namespace parity::workflow::hunt_internal {
 
@@ -51,16 +55,9 @@ Result<HuntOutcome> Hunt::Run() {
   if (!result.ok()) {
     Status s = std::move(result).take_status();
     if (!reverted.ok()) s.WithEvidence("revert", reverted.ToString());
-    for (Side* side : {&base_, &cand_}) {
-      if (!side->remote_created) continue;
-      s.WithHint((s.hint().empty() ? "" : s.hint() + "; ") + "the remote worktree " + side->Where() + " is left "
-                 "for inspection (remove it with `git -C " + side->source.top + " worktree remove --force " +
-                 side->remote_worktree + "` there)");
-    }
-    if (!wt_created_) return s;
-    return s.WithHint((s.hint().empty() ? "" : s.hint() + "; ") + "the worktrees " + base_.worktree.string() +
-                      " and " + cand_.worktree.string() + " are left for inspection (remove them with parity call "
-                      "audit_workspace '{\"action\":\"cleanup\",\"repo\":\"" + repo_.repo.string() + "\"}')");
+    // A failed hunt leaves nothing in the way of the next one, unless the user keeps it.
+    for (const std::string& line : Cleanup()) s = AddToHint(std::move(s), line);
+    return s;
   }
   if (!reverted.ok()) return reverted;
   return result;
@@ -86,6 +83,8 @@ Result<HuntOutcome> Hunt::Body() {
     Warn("baseline and test are the same commit " + repo_.baseline_commit.substr(0, 12) +
          ": only the test tree's uncommitted files can differ");
   }
+
+  PARITY_RETURN_IF_ERROR(CheckNamesRegistered());
 
   obs_.Step(2, kSteps, "isolated worktrees (audit_workspace)");
   PARITY_RETURN_IF_ERROR(Worktrees());
@@ -137,6 +136,34 @@ Status Hunt::CheckConfig() {
   return Status::Ok();
 }
 
+Status Hunt::CheckNamesRegistered() {
+  for (Side* s : {&base_, &cand_}) {
+    const std::string where = c_.name + "." + s->key + ".run_script";
+    PARITY_ASSIGN_OR_RETURN(RunScript script, ParseRunScript(s->config->run_script, where));
+    ChosenNames names = NamesInCommand(script.argv, script.env);
+    if (!names.any()) continue;
+    if (names.config_file) {  // a path into code_path is the same file of the commit
+      const std::string code = s->remote() ? s->config->code_path : fs::absolute(s->config->code_path).string();
+      fs::path in_tree = MapIntoWorktree(*names.config_file, code, "/");
+      if (in_tree != fs::path(*names.config_file)) names.config_file = in_tree.lexically_relative("/").string();
+    }
+    const std::string commit = s == &base_ ? repo_.baseline_commit : repo_.candidate_commit;
+    PARITY_ASSIGN_OR_RETURN(TreeRegistry registry, ReadTreeRegistry(repo_.repo, commit));
+    Status checked = CheckNames(names, where, registry, "the " + s->key + " commit " + commit.substr(0, 12));
+    if (checked.ok()) {
+      obs_.Note(s->key + ": " + (names.config ? "config " + *names.config : "job file " + names.config_file.value_or("")) +
+                " registered in its commit");
+      continue;
+    }
+    if (!IsNoRegistry(checked)) return checked;
+    if (!o_.assume_yes) {
+      return AddToHint(std::move(checked), "run again with --yes to run it unchecked; nothing was created or run");
+    }
+    Warn(checked.message() + "; going on (--yes)");
+  }
+  return Status::Ok();
+}
+
 void Hunt::Warn(const std::string& line) {
   obs_.Note("warning: " + line);
   out_.warnings.push_back(line);
@@ -179,7 +206,7 @@ Result<HuntOutcome> Hunt::Finish() {
     if (outputs.contains(key) && outputs[key].is_string()) obs_.Note(std::string(key) + ": " + outputs[key].get<std::string>());
   }
   RecordInLedger(path);
-  if (!o_.keep_worktrees) Cleanup();
+  (void)Cleanup();  // what could not be removed is in the warnings
   return out_;
 }
 
@@ -198,25 +225,49 @@ void Hunt::RecordInLedger(const fs::path& hunt_path) {
   if (!id.ok()) Warn("the hunt's ledger entry could not be written: " + id.status().ToString());
 }
 
-void Hunt::Cleanup() {
-  json args = {{"action", "cleanup"}, {"repo", repo_.repo.string()},
-               {"paths", {base_.worktree.string(), cand_.worktree.string()}}};
-  auto done = Call("audit_workspace", args);
-  if (!done.ok()) {
-    Warn("the worktrees were not removed: " + done.status().ToString());
-  } else {
-    obs_.Note("removed the worktrees");
+std::vector<std::string> Hunt::Cleanup() {
+  std::vector<std::string> said;
+  // Also after a cancel (SIGINT): removing parity's own worktrees is quick and is what
+  // leaves the next run a clear way, so it does not stop at the cancelled token.
+  const CancellationToken uncancelled;
+  if (wt_created_) {
+    auto cleanup = [&](json args) {
+      args["report_dir"] = o_.report_dir.string();
+      auto r = run_.Call("audit_workspace", args);
+      if (!r.ok()) return Result<json>(std::move(r).take_status().Context("audit_workspace"));
+      return r;
+    };
+    WorktreesOutcome wt = RemoveRunWorktrees(cleanup, repo_.repo, {base_.worktree.string(), cand_.worktree.string()},
+                                             o_.keep_worktrees ? std::optional<std::string>("--keep-worktrees")
+                                                               : std::nullopt,
+                                             o_.report_dir);
+    if (wt.removed) wt_created_ = false;
+    if (wt.removed || o_.keep_worktrees) obs_.Note(wt.sentence);
+    else Warn(wt.sentence);
+    said.push_back(wt.sentence);
   }
   for (Side* s : {&base_, &cand_}) {
     if (!s->remote_created) continue;
-    Status removed = RemoveRemoteWorktree(*s->host, s->source.top, s->remote_worktree, o_.cancel);
-    if (!removed.ok()) {
-      Warn("the remote worktree " + s->Where() + " was not removed: " + removed.ToString());
-    } else {
+    const std::string command =
+        "`" + ShellQuote({"git", "-C", s->source.top, "worktree", "remove", "--force", s->remote_worktree}) + "` on " +
+        s->host->Describe();
+    if (o_.keep_worktrees) {
+      said.push_back("the remote worktree " + s->Where() + " is kept (--keep-worktrees); remove it with " + command);
+      obs_.Note(said.back());
+      continue;
+    }
+    Status removed = RemoveRemoteWorktree(*s->host, s->source.top, s->remote_worktree, uncancelled);
+    if (removed.ok()) {
       s->remote_created = false;
-      obs_.Note("removed the remote worktree " + s->Where());
+      said.push_back("the remote worktree " + s->Where() + " was removed");
+      obs_.Note(said.back());
+    } else {
+      said.push_back("the remote worktree " + s->Where() + " is kept: removing it failed (" + removed.message() +
+                     "); remove it with " + command);
+      Warn(said.back());
     }
   }
+  return said;
 }
 
 }  // namespace parity::workflow::hunt_internal

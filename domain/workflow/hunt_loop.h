@@ -6,6 +6,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +39,7 @@ struct Side {
   std::string key;  // baseline | test (the config's key)
   fs::path worktree;  // local; a remote side's is its analysis copy (a shadow worktree)
   std::vector<std::string> argv;  // run_script, mapped into the folder it runs in
+  std::map<std::string, std::string> env;  // its leading NAME=value words, mapped the same way
   fs::path dump_dir;  // what msprobe_first_diff reads (a remote side's: the fetched copy)
   std::optional<fs::path> log_path;  // the config's log_path, mapped; empty: run_training's log
   RunFiles run0;                    // the uninstrumented run's
@@ -88,6 +90,9 @@ class Hunt {
   Result<json> Call(const std::string& tool, json args);
   Result<HuntOutcome> Body();
   Status CheckConfig();
+  // Each side's model, config and job file are registered in the commit it runs (checked
+  // through git before any worktree exists; no registry found: only with --yes).
+  Status CheckNamesRegistered();
   // Each side's repository and commit on its host. Both local in one repository: worktrees
   // of it directly. A remote side or two repositories: both trees in a local shadow
   // repository (hunt_shadow.h), whose worktrees are analysed (and run, for a local side).
@@ -150,7 +155,9 @@ class Hunt {
   void Conclude(const std::string& verdict, const std::string& explanation);
   Result<HuntOutcome> Finish();
   void RecordInLedger(const fs::path& hunt_path);
-  void Cleanup();
+  // Removes this hunt's worktrees (local and remote) unless --keep-worktrees; one sentence
+  // per place saying what was removed, or what is kept and the command that removes it.
+  std::vector<std::string> Cleanup();
 
   ComparerConfig c_;
   const HuntOptions& o_;

@@ -8,6 +8,7 @@
 
 #include "domain/inject/inject.h"
 #include "support/file_read.h"
+#include "support/subprocess.h"
 
 namespace parity::workflow {
 
@@ -116,14 +117,21 @@ Result<std::unique_ptr<run::Host>> ConnectSide(const run::SshTarget& target, con
 }
 
 Status CreateRemoteWorktree(run::Host& host, const SideSource& src, const std::string& path,
-                            const fs::path& local_worktree, const CancellationToken& cancel) {
+                            const fs::path& local_worktree, bool remove_stale, const CancellationToken& cancel) {
   const std::string what = src.where + ": worktree " + path;
   PARITY_ASSIGN_OR_RETURN(bool there, Exists(host, path, cancel));
   if (there) {
     PARITY_ASSIGN_OR_RETURN(bool ours, ParityMade(host, path, cancel));
+    const std::string remove = "`" + ShellQuote({"git", "-C", src.top, "worktree", "remove", "--force", path}) + "` on " +
+                               host.Describe();
     if (!ours) {
       return FailedPrecondition(what + " already exists and is not a worktree parity made; nothing was changed")
-          .WithHint("move it away, or remove it if it is a leftover (`git -C " + src.top + " worktree remove " + path + "`)");
+          .WithHint("move it away, or remove it if it is a leftover (" + remove + ")");
+    }
+    if (!remove_stale) {
+      return FailedPrecondition(what + " is parity's own worktree of an earlier run, in the way of this one; nothing "
+                                "was removed")
+          .WithHint("run again with --yes and parity removes it first, or remove it yourself: " + remove);
     }
     PARITY_RETURN_IF_ERROR(RemoveRemoteWorktree(host, src.top, path, cancel));
   }

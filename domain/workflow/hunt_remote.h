@@ -40,9 +40,11 @@ Result<std::unique_ptr<run::Host>> ConnectSide(const run::SshTarget& target, con
 // Makes `path` a detached worktree of the side's commit in its repository on the host, with
 // the same bytes as `local_worktree` (its tracked changes applied with `git apply --binary`,
 // its untracked files uploaded). A path already there is refused unless parity made it (its
-// marker in the worktree's git dir), in which case it is removed first.
+// marker in the worktree's git dir) and the user confirmed its removal (`remove_stale`:
+// --yes), in which case it is removed first.
 Status CreateRemoteWorktree(run::Host& host, const SideSource& source, const std::string& path,
-                            const std::filesystem::path& local_worktree, const CancellationToken& cancel);
+                            const std::filesystem::path& local_worktree, bool remove_stale,
+                            const CancellationToken& cancel);
 
 // `git worktree remove --force` + `git worktree prune`, only for a worktree parity made.
 Status RemoveRemoteWorktree(run::Host& host, const std::string& top, const std::string& path,

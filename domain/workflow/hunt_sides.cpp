@@ -5,6 +5,7 @@
 #include "domain/workflow/hunt_loop.h"
 #include "domain/workflow/hunt_remote.h"
 #include "domain/workflow/hunt_shadow.h"
+#include "domain/workflow/run_worktrees.h"
 #include "domain/workflow/tensorboard_run.h"
 
 namespace parity::workflow::hunt_internal {
@@ -81,8 +82,16 @@ Status Hunt::Worktrees() {
   cand_.worktree = repo_.repo.parent_path() / (stem + "-hunt-candidate");
   args = {{"action", "prepare"}, {"repo", repo_.repo.string()}, {"baseline", repo_.baseline_commit},
           {"candidate", repo_.candidate_commit}, {"classes", classes},
-          {"baseline_path", base_.worktree.string()}, {"candidate_path", cand_.worktree.string()}};
-  PARITY_ASSIGN_OR_RETURN(json prepared, Call("audit_workspace", args));
+          {"baseline_path", base_.worktree.string()}, {"candidate_path", cand_.worktree.string()},
+          {"remove_stale", o_.assume_yes}};
+  auto called = Call("audit_workspace", args);
+  if (!called.ok() && IsStaleWorktreesRefusal(called.status())) {
+    return StaleWorktreesNeedConsent(std::move(called).take_status(), "run again with --yes", repo_.repo, o_.report_dir);
+  }
+  PARITY_ASSIGN_OR_RETURN(json prepared, std::move(called));
+  for (const auto& r : prepared.value("prepare", json::object()).value("removed_stale", json::array())) {
+    obs_.Note("removed the earlier run's worktree " + r.value("path", "?") + " (--yes)");
+  }
   wt_created_ = true;
   hunt_["worktrees"] = {{"baseline", base_.worktree.string()}, {"candidate", cand_.worktree.string()}};
   hunt_["commits"] = {{"baseline", out_.baseline_commit}, {"candidate", out_.candidate_commit}};
@@ -92,7 +101,7 @@ Status Hunt::Worktrees() {
   for (Side* s : {&base_, &cand_}) {
     if (!s->remote()) continue;
     s->remote_worktree = s->source.top + "-hunt-" + s->name;
-    PARITY_RETURN_IF_ERROR(CreateRemoteWorktree(*s->host, s->source, s->remote_worktree, s->worktree, o_.cancel));
+    PARITY_RETURN_IF_ERROR(CreateRemoteWorktree(*s->host, s->source, s->remote_worktree, s->worktree, o_.assume_yes, o_.cancel));
     s->remote_created = true;
     hunt_["remote_worktrees"][s->name] = {{"host", s->host->Describe()}, {"path", s->remote_worktree},
                                           {"commit", s->source.commit}};
@@ -106,9 +115,16 @@ Status Hunt::PrepareSide(Side& s) {
   const fs::path code = s.remote() ? fs::path(cfg.code_path).lexically_normal()
                                    : fs::absolute(cfg.code_path).lexically_normal();
   const fs::path run_dir = s.run_dir();
-  PARITY_ASSIGN_OR_RETURN(auto words, SplitRunScript(cfg.run_script, c_.name + "." + s.key + ".run_script"));
-  s.argv = MapArgvIntoWorktree(words, code, run_dir);
-  if (s.argv != words) obs_.Note(s.key + ".run_script: paths into " + code.string() + " now point into the worktree");
+  const std::string where = c_.name + "." + s.key + ".run_script";
+  PARITY_ASSIGN_OR_RETURN(RunScript script, ParseRunScript(cfg.run_script, where));
+  s.argv = MapArgvIntoWorktree(script.argv, code, run_dir);
+  s.env = MapEnvIntoWorktree(script.env, code, run_dir);
+  if (s.argv != script.argv || s.env != script.env) {
+    obs_.Note(s.key + ".run_script: paths into " + code.string() + " now point into the worktree");
+  }
+  for (const auto& word : script.literal_values) {
+    Warn(where + ": " + word + " is passed literally (parity runs no shell: nothing in it is expanded or unquoted)");
+  }
   auto place = [&](const std::string& p) {
     fs::path mapped = MapIntoWorktree(p, code, run_dir);
     return mapped.is_relative() ? run_dir / mapped : mapped;
@@ -133,6 +149,9 @@ Result<RunFiles> Hunt::RunSide(Side& s, const std::string& label, std::vector<st
   json args = {{"action", "start"}, {"worktree", s.run_dir()}, {"side", s.name}, {"launcher", "argv"},
                {"argv", argv}, {"config", label}};
   if (s.remote()) args.update(RunTrainingRemoteArgs(*s.ssh));
+  // The one place a side's variables reach its child (run_training's env, recorded in the
+  // ledger); the user's policy on what may pass is applied by run_training.
+  if (!s.env.empty()) args["env"] = s.env;
   if (steps) args["steps"] = *steps;
   // A file the run writes may carry a timestamp a tick older than this clock reads.
   const auto started = fs::file_time_type::clock::now() - std::chrono::seconds(1);
@@ -154,8 +173,17 @@ Result<RunFiles> Hunt::RunSide(Side& s, const std::string& label, std::vector<st
       Status fetched = FetchEvents(s, run_tb_dir, remote_started, tb_dir);
       if (!fetched.ok()) return std::move(fetched).Context(SideWhere(c_, *s.config, s.key) + " " + label);
     }
-    PARITY_ASSIGN_OR_RETURN(fs::path events, NewestEventFile(tb_dir));
-    files.events = events.string();
+    auto events = NewestEventFile(tb_dir);
+    if (!events.ok()) {
+      // The first run (the baseline's) already shows it: the test side does not run.
+      return NoTensorBoardEvents(
+          "the " + s.key + " run (" + label + ")", tb_dir, log,
+          "Name what to compare instead: debug.log_keywords (the printed values of those keys; with tolerance 0 "
+          "they may not decide, and the hunt then goes on to msprobe's dumps) or log_path in " + c_.name + " (the "
+          "log the run_script writes), or make the trainer write TensorBoard (the tensorboard package in its "
+          "interpreter)");
+    }
+    files.events = events->string();
   }
   if (!s.log_path) return files;
   if (s.remote()) {

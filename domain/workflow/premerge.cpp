@@ -2,8 +2,10 @@
 
 #include <algorithm>
 
+#include "domain/workflow/config_names.h"
+#include "domain/workflow/config_registry.h"
 #include "domain/workflow/matrix.h"
-#include "domain/workflow/repo_catalog.h"
+#include "domain/workflow/run_worktrees.h"
 #include "domain/workflow/tensorboard_run.h"
 
 namespace parity::workflow {
@@ -41,6 +43,30 @@ class Pipeline {
       : c_(c), yes_(o.assume_yes), run_(r), obs_(obs) {}
 
   Result<PremergeOutcome> Run() {
+    Result<PremergeOutcome> result = Body();
+    if (result.ok() || !wt_) return result;
+    // A failed run leaves nothing in the way of the next one (unless the user keeps it).
+    WorktreesOutcome wt = RemoveWorktrees();
+    obs_.Note(wt.sentence);
+    Status s = AddToHint(std::move(result).take_status(), wt.sentence);
+    if (!wt.removed) s.WithEvidence("kept_worktrees", json({wt_->baseline, wt_->candidate}).dump());
+    return s;
+  }
+
+ private:
+  WorktreesOutcome RemoveWorktrees() {
+    auto cleanup = [&](const json& args) {
+      json with_report = Common(c_);
+      with_report.update(args);
+      return Call("audit_workspace", with_report);
+    };
+    return RemoveRunWorktrees(cleanup,
+                              c_.repo, {wt_->baseline, wt_->candidate},
+                              c_.cleanup ? std::nullopt : std::optional<std::string>("the config says \"cleanup\": false"),
+                              c_.report_dir);
+  }
+
+  Result<PremergeOutcome> Body() {
     if (!c_.mail.is_null() && !c_.confirm.mail && !yes_) {
       return NeedsConsent("Step 7 (mail)", "set confirm.mail to true", c_.mail);
     }
@@ -56,6 +82,7 @@ class Pipeline {
 
     obs_.Step(4, kSteps, "Step 0: isolated worktrees");
     PARITY_ASSIGN_OR_RETURN(Worktrees wt, Prepare(classes));
+    wt_ = wt;
 
     obs_.Step(5, kSteps, "Steps 3-4: training (" + std::to_string(matrix.size()) + " config(s) x 3 runs)");
     for (const auto& entry : matrix) PARITY_RETURN_IF_ERROR(Train(entry, wt));
@@ -68,16 +95,13 @@ class Pipeline {
     PARITY_RETURN_IF_ERROR(Report(matrix));
 
     obs_.Step(8, kSteps, c_.cleanup ? "Step 8: cleanup" : "Step 8: cleanup skipped (cleanup: false)");
-    if (c_.cleanup) {
-      json args = Common(c_);
-      args.update({{"action", "cleanup"}, {"repo", c_.repo.string()}, {"paths", {wt.baseline, wt.candidate}}});
-      PARITY_ASSIGN_OR_RETURN(json done, Call("audit_workspace", args));
-      obs_.Note("removed " + std::to_string(done["cleanup"].value("removed", json::array()).size()) + " worktree(s)");
-    }
+    WorktreesOutcome removed = RemoveWorktrees();
+    obs_.Note(removed.sentence);
+    if (!removed.removed) out_.warnings.push_back(removed.sentence);
+    wt_.reset();
     return out_;
   }
 
- private:
   Result<json> Call(const std::string& tool, const json& args) {
     auto r = run_.Call(tool, args);
     if (!r.ok()) return std::move(r).take_status().Context(tool);
@@ -159,13 +183,11 @@ class Pipeline {
   Result<std::vector<MatrixEntry>> Matrix(const json& diff) {
     std::vector<std::string> files;
     for (const auto& f : diff["files"]) files.push_back(f["path"]);
-    std::vector<std::string> registered;
-    auto catalog = ReadModelCatalog(c_.repo);
-    if (catalog.ok()) {
-      registered = ConfigsOf(*catalog, c_.model ? std::vector<std::string>{*c_.model} : std::vector<std::string>{});
-    } else {
-      obs_.Note("cannot read the registered configs: " + catalog.status().ToString());
-    }
+    // What both commits register, read through git (not the user's working tree).
+    PARITY_ASSIGN_OR_RETURN(TreeRegistry base_reg, ReadTreeRegistry(c_.repo, out_.baseline_commit));
+    PARITY_ASSIGN_OR_RETURN(TreeRegistry cand_reg, ReadTreeRegistry(c_.repo, out_.candidate_commit));
+    std::vector<std::string> registered = cand_reg.ConfigsOf(c_.model.value_or(""));
+    if (!cand_reg.sources.empty()) obs_.Note("registries in the candidate: " + Join(cand_reg.sources));
     MatrixProposal proposal = ProposeMatrix(files, registered);
     for (const auto& a : proposal.axes) {
       if (a.touched) obs_.Note("axis " + a.title + " touched by " + Join(a.files));
@@ -184,13 +206,39 @@ class Pipeline {
       for (const auto& name : proposal.configs) matrix.push_back({name, {}});
     }
     for (size_t i = 0; i < matrix.size(); ++i) {
-      if (!registered.empty() && std::find(registered.begin(), registered.end(), matrix[i].name) == registered.end()) {
-        return InvalidArgument("configs[" + std::to_string(i) + "]: \"" + matrix[i].name + "\" is not a registered config")
-            .WithHint("registered: " + Join(registered));
-      }
+      PARITY_RETURN_IF_ERROR(CheckEntry(matrix[i], i, base_reg, cand_reg));
       obs_.Note("config " + matrix[i].name + (matrix[i].extra_args.empty() ? "" : " with " + Join(matrix[i].extra_args)));
     }
     return matrix;
+  }
+
+  // The entry's model, config and job file exist in both commits, before anything is made.
+  Status CheckEntry(const MatrixEntry& entry, size_t i, const TreeRegistry& base_reg, const TreeRegistry& cand_reg) {
+    const std::string launcher = c_.launcher.value_or("torchtitan");
+    ChosenNames names = NamesInCommand(entry.extra_args, c_.env);
+    if (launcher == "torchtitan") {
+      if (c_.model) names.model = *c_.model;
+      names.config = entry.name;
+    }
+    if (!names.any()) return Status::Ok();
+    const std::string where = "premerge.json configs[" + std::to_string(i) + "] (" + entry.name + ")";
+    for (const auto& [reg, side] : {std::pair{&cand_reg, "the candidate " + out_.candidate_commit.substr(0, 12)},
+                                    std::pair{&base_reg, "the baseline " + out_.baseline_commit.substr(0, 12)}}) {
+      Status checked = CheckNames(names, where, *reg, side);
+      if (checked.ok()) continue;
+      if (!IsNoRegistry(checked)) return checked;
+      if (!c_.confirm.unregistered_configs && !yes_) {
+        return AddToHint(std::move(checked), "set confirm.unregistered_configs to true (or run with --yes) to run it "
+                                             "unchecked; nothing was created or run");
+      }
+      Warn(checked.message() + "; going on as confirmed");
+    }
+    return Status::Ok();
+  }
+
+  void Warn(const std::string& line) {
+    obs_.Note("warning: " + line);
+    out_.warnings.push_back(line);
   }
 
   Result<Worktrees> Prepare(const std::map<std::string, std::string>& classes) {
@@ -199,7 +247,16 @@ class Pipeline {
                  {"candidate", c_.candidate}, {"classes", classes}});
     if (c_.baseline_path) args["baseline_path"] = *c_.baseline_path;
     if (c_.candidate_path) args["candidate_path"] = *c_.candidate_path;
-    PARITY_ASSIGN_OR_RETURN(json prepared, Call("audit_workspace", args));
+    args["remove_stale"] = yes_ || c_.confirm.stale_worktrees;
+    auto called = Call("audit_workspace", args);
+    if (!called.ok() && IsStaleWorktreesRefusal(called.status())) {
+      return StaleWorktreesNeedConsent(std::move(called).take_status(),
+                                       "set confirm.stale_worktrees to true (or run with --yes)", c_.repo, c_.report_dir);
+    }
+    PARITY_ASSIGN_OR_RETURN(json prepared, std::move(called));
+    for (const auto& r : prepared.value("prepare", json::object()).value("removed_stale", json::array())) {
+      obs_.Note("removed the earlier run's worktree " + r.value("path", "?") + " (confirmed)");
+    }
     Worktrees wt{prepared["prepare"]["baseline_worktree"].value("path", ""),
                  prepared["prepare"]["candidate_worktree"].value("path", "")};
     if (wt.baseline.empty() || wt.candidate.empty()) {
@@ -225,10 +282,33 @@ class Pipeline {
     return args;
   }
 
+  // How a premerge run whose trainer writes no TensorBoard goes on.
+  static constexpr const char* kNoTensorBoardHint =
+      "Make the trainer write TensorBoard (the tensorboard package in its interpreter), or set \"tensorboard\": "
+      "false in premerge.json to compare the printed values knowingly";
+
+  static std::string LogOf(const json& run, const fs::path& report_dir) {
+    std::string log = run["job"].value("log_path", "");
+    return log.empty() ? (report_dir / run["job"].value("log", "")).string() : log;
+  }
+
   Status Train(const MatrixEntry& entry, const Worktrees& wt) {
     obs_.Note(entry.name + ": initial checkpoint (1 step, HF format) in the candidate worktree");
-    PARITY_ASSIGN_OR_RETURN(json ckpt, Call("run_training", RunArgs(entry, "gen_ckpt", wt.candidate)));
+    json gen = RunArgs(entry, "gen_ckpt", wt.candidate);
+    // The one-step checkpoint run asks for TensorBoard too, so a trainer that cannot write
+    // it is noticed now, not after the whole baseline run.
+    const fs::path gen_tb = TensorBoardDir("gen_ckpt", entry.name);
+    if (c_.tensorboard) {
+      std::vector<std::string> extra = gen.value("extra_args", std::vector<std::string>{});
+      for (auto& flag : TensorBoardFlags(gen_tb)) extra.push_back(flag);
+      gen["extra_args"] = extra;
+    }
+    PARITY_ASSIGN_OR_RETURN(json ckpt, Call("run_training", gen));
     obs_.Note(entry.name + ": checkpoint " + ckpt["job"].value("checkpoint", "?"));
+    if (c_.tensorboard && !NewestEventFile(gen_tb).ok()) {
+      return NoTensorBoardEvents(entry.name + ": the initial-checkpoint run", gen_tb, LogOf(ckpt, c_.report_dir),
+                                 kNoTensorBoardHint);
+    }
     for (const auto& [side, worktree] : {std::pair{"baseline", wt.baseline}, std::pair{"candidate", wt.candidate}}) {
       json args = RunArgs(entry, "train", worktree);
       args["side"] = side;
@@ -241,16 +321,12 @@ class Pipeline {
         args["extra_args"] = extra;
       }
       PARITY_ASSIGN_OR_RETURN(json run, Call("run_training", args));
-      std::string log = run["job"].value("log_path", "");
-      if (log.empty()) log = (c_.report_dir / run["job"].value("log", "")).string();
+      const std::string log = LogOf(run, c_.report_dir);
       logs_[entry.name][side] = log;
       obs_.Note(entry.name + ": " + side + " " + run["job"].value("message", "ok") + " (" + log + ")");
       if (c_.tensorboard) {
         auto events = NewestEventFile(tb_dir);
-        if (!events.ok()) {
-          Status s = std::move(events).take_status();
-          return s.WithHint(s.hint() + "; otherwise set \"tensorboard\": false to compare the printed values");
-        }
+        if (!events.ok()) return NoTensorBoardEvents(entry.name + ": the " + side + " run", tb_dir, log, kNoTensorBoardHint);
         events_[entry.name][side] = events->string();
       }
     }
@@ -318,6 +394,7 @@ class Pipeline {
   StepRunner& run_;
   PipelineObserver& obs_;
   PremergeOutcome out_;
+  std::optional<Worktrees> wt_;  // made by this run and not yet removed
   std::map<std::string, std::map<std::string, std::string>> logs_;    // config -> side -> log path
   std::map<std::string, std::map<std::string, std::string>> events_;  // config -> side -> TensorBoard file
 };

@@ -33,7 +33,8 @@ Status DecodeConfigs(const nlohmann::json& list, const std::string& path, std::v
 
 Status DecodeConsent(JsonReader& r, PremergeConsent& c) {
   r.Optional("environment_anomalies", c.environment_anomalies).Optional("config_matrix", c.config_matrix);
-  r.Optional("mail", c.mail).Allow("classes");
+  r.Optional("mail", c.mail).Optional("stale_worktrees", c.stale_worktrees);
+  r.Optional("unregistered_configs", c.unregistered_configs).Allow("classes");
   return Status::Ok();
 }
 

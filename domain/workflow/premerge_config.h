@@ -42,6 +42,8 @@ struct PremergeConsent {
   bool environment_anomalies = false;  // go on although probe_env reports anomalies
   bool config_matrix = false;          // run the proposed matrix when `configs` is absent
   bool mail = false;                   // send to the addresses in `mail`
+  bool stale_worktrees = false;        // remove parity's worktrees of an earlier run in the way
+  bool unregistered_configs = false;   // run configs although no registry of them was found
 };
 
 struct PremergeConfig {

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "domain/workflow/config_registry.h"
 #include "support/subprocess.h"
 #include "support/file_read.h"
 
@@ -22,59 +23,6 @@ bool SkippedFolder(const std::string& name) {
   static const std::set<std::string> kSkip = {"node_modules", "__pycache__", "build", "outputs", "numerical_report",
                                               "site-packages", "venv"};
   return name.empty() || name[0] == '.' || kSkip.count(name) > 0;
-}
-
-// Public top-level `def name(` of a torchtitan config_registry.py.
-std::vector<std::string> TopLevelFunctions(const std::string& text) {
-  std::vector<std::string> names;
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.rfind("def ", 0) != 0) continue;
-    size_t end = line.find('(', 4);
-    if (end == std::string::npos) continue;
-    std::string name = line.substr(4, end - 4);
-    if (!name.empty() && name[0] != '_') names.push_back(name);
-  }
-  return names;
-}
-
-// The string keys of `MODULES = {"model": {"config": ...}}`: depth-1 keys are models,
-// depth-2 keys their configs. Comments and values other than nested dicts are skipped.
-std::map<std::string, std::vector<std::string>> ModulesTable(const std::string& text) {
-  std::map<std::string, std::vector<std::string>> out;
-  size_t at = text.find("\nMODULES");
-  if (at == std::string::npos) return out;
-  at = text.find('{', at);
-  if (at == std::string::npos) return out;
-  int depth = 0;
-  std::string model, pending;
-  for (size_t i = at; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '#') {
-      while (i < text.size() && text[i] != '\n') ++i;
-    } else if (c == '"' || c == '\'') {
-      size_t close = text.find(c, i + 1);
-      if (close == std::string::npos) break;
-      pending = text.substr(i + 1, close - i - 1);
-      i = close;
-      size_t next = text.find_first_not_of(" \t\r\n", i + 1);
-      if (next == std::string::npos || text[next] != ':') pending.clear();
-    } else if (c == '{') {
-      ++depth;
-    } else if (c == '}') {
-      if (--depth == 0) break;
-    } else if (c == ':' && !pending.empty()) {
-      if (depth == 1) {
-        model = pending;
-        out[model];
-      } else if (depth == 2 && !model.empty()) {
-        out[model].push_back(pending);
-      }
-      pending.clear();
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -121,6 +69,7 @@ Result<ModelCatalog> ReadModelCatalog(const fs::path& repo) {
   std::error_code ec;
   if (!fs::is_directory(repo, ec)) return NotFound("repository folder " + repo.string() + " does not exist");
   ModelCatalog catalog;
+  RegistryParser parser;
   size_t visited = 0;
   fs::recursive_directory_iterator it(repo, fs::directory_options::skip_permission_denied, ec), end;
   if (ec) return Unavailable("cannot read " + repo.string() + ": " + ec.message());
@@ -136,17 +85,10 @@ Result<ModelCatalog> ReadModelCatalog(const fs::path& repo) {
     auto text = ReadFilePrefix(path, kMaxRegistryBytes);
     if (!text.ok()) continue;
     catalog.registries.push_back(path);
-    fs::path parent = path.parent_path();
-    if (parent.parent_path().filename() == "models") {
-      auto& configs = catalog.configs[parent.filename().string()];
-      for (auto& c : TopLevelFunctions(*text)) configs.push_back(std::move(c));
-    }
-    for (auto& [model, configs] : ModulesTable(*text)) {
-      auto& into = catalog.configs[model];
-      for (auto& c : configs) {
-        if (std::find(into.begin(), into.end(), c) == into.end()) into.push_back(c);
-      }
-    }
+    parser.Add(path.lexically_relative(repo).generic_string(), *text);
+  }
+  for (auto& [model, configs] : parser.Finish().configs) {
+    if (!model.empty()) catalog.configs[model] = std::move(configs);
   }
   return catalog;
 }

@@ -1,11 +1,11 @@
 // What a training repository offers to choose from: its branches (local and remote-tracking),
-// its models and each model's registered configs. Used for MCP prompt completion and for
-// the premerge config-matrix proposal. Read-only; bounded scans.
+// its models and each model's registered configs, for MCP prompt completion in the folder
+// the server runs in. Read-only; bounded scans. (The pipelines check names against the
+// commits themselves, read through git: config_registry.h.)
 //
-// Models and configs come from the torchtitan(-npu) layout
-// `<pkg>/models/<model>/config_registry.py` (configs: its public top-level functions) and from
-// a `MODULES = {"<model>": {"<config>": ...}}` table in any `config_registry.py` (the toy
-// trainer's layout).
+// Models and configs come from every `config_registry.py` (RegistryParser): the torchtitan(-npu)
+// layout `<pkg>/models/<model>/config_registry.py` (configs: its public top-level functions)
+// and `MODULES = {"<model>": {"<config>": ...}}` tables (the toy trainer's layout).
 #pragma once
 
 #include <filesystem>

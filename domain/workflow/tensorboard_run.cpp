@@ -1,5 +1,11 @@
 #include "domain/workflow/tensorboard_run.h"
 
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+#include "support/file_read.h"
+
 namespace parity::workflow {
 
 namespace fs = std::filesystem;
@@ -31,6 +37,39 @@ Result<fs::path> NewestEventFile(const fs::path& dir) {
         .WithHint("the launcher must honour --metrics.enable_tensorboard and --metrics.save_tb_folder");
   }
   return newest;
+}
+
+Status NoTensorBoardEvents(const std::string& what, const fs::path& dir, const fs::path& log, const std::string& hint) {
+  // The log's lines about TensorBoard; the trainer's reason is the first that says why
+  // (not the echo of the flags parity passed).
+  std::string said, reason;
+  auto text = ReadFilePrefix(log, 8 << 20);
+  if (text.ok()) {
+    std::istringstream lines(*text);
+    int kept = 0;
+    for (std::string line; kept < 5 && std::getline(lines, line);) {
+      std::string lower = line;
+      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (lower.find("tensorboard") == std::string::npos) continue;
+      said += line + "\n";
+      ++kept;
+      for (const char* why : {"not installed", "no module", "not available", "unavailable", "disabled", "ignored",
+                              "failed", "error", "warning"}) {
+        if (reason.empty() && lower.find(why) != std::string::npos) reason = line;
+      }
+    }
+  }
+  Status s = FailedPrecondition(what + " wrote no TensorBoard event file under " + dir.string() +
+                                " although it was given --metrics.enable_tensorboard and --metrics.save_tb_folder: "
+                                "the trainer does not write TensorBoard" +
+                                (reason.empty() ? "" : " (its log: " + reason + ")") +
+                                "; stopped here, before the longer runs");
+  s.WithHint("without full-precision values only the printed digits can be compared (torchtitan prints loss with 5 "
+             "and grad_norm with 4 decimals), which cannot decide a bitwise or 1e-5 comparison: the verdict may be "
+             "INCONCLUSIVE. " + hint);
+  s.WithEvidence("log", log.string());
+  if (!said.empty()) s.WithEvidence("log_lines", said);
+  return s;
 }
 
 }  // namespace parity::workflow

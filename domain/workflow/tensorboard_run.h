@@ -22,4 +22,12 @@ bool TakesTorchtitanFlags(const std::vector<std::string>& argv);
 // an error with a hint when the run wrote none.
 Result<std::filesystem::path> NewestEventFile(const std::filesystem::path& dir);
 
+// A run that was given TensorBoardFlags(dir) and wrote no event file there: the trainer
+// ignores them (torchtitan logs that TensorBoard is not installed and goes on). The error
+// names `what` (the run), the folder, the lines of its log that mention TensorBoard (the
+// trainer's own reason), and what is lost without full-precision values; `hint` says how
+// this pipeline's user goes on (the config keys to set).
+Status NoTensorBoardEvents(const std::string& what, const std::filesystem::path& dir, const std::filesystem::path& log,
+                           const std::string& hint);
+
 }  // namespace parity::workflow

@@ -152,10 +152,14 @@ TEST_F(AuditWorkspaceToolTest, PrepareAsksTheUserThenCreatesWorktreesAndCleanupR
   EXPECT_FALSE(fs::exists(tmp_.path() / "proj-baseline/notes.txt"));
   EXPECT_TRUE(fs::exists(tmp_.path() / "report/infra_files.tar.gz"));
 
-  // A second prepare refuses: the worktree paths exist.
+  // A second prepare finds them in its way: told not to remove them, it refuses, naming them
+  // and the command that removes them.
   json again = args;
   again["classes"] = out["prepare"]["classes"];
-  EXPECT_THAT(ErrorText(CallAsUser(again)), HasSubstr("already exists"));
+  again["remove_stale"] = false;
+  std::string refused = ErrorText(CallAsUser(again));
+  EXPECT_THAT(refused, HasSubstr("earlier run"));
+  EXPECT_THAT(refused, HasSubstr("parity call audit_workspace"));
 
   json audit = Structured(Call({{"repo", repos_.work.string()}}));
   ASSERT_EQ(audit["audit"]["worktrees"].size(), 2u);
@@ -225,6 +229,38 @@ TEST_F(AuditWorkspaceToolTest, DeclinedConfirmationCreatesNothing) {
   EXPECT_THAT(text, HasSubstr("not confirmed"));
   EXPECT_FALSE(fs::exists(tmp_.path() / "proj-baseline"));
   EXPECT_FALSE(fs::exists(tmp_.path() / "proj-candidate"));
+}
+
+TEST_F(AuditWorkspaceToolTest, AnEarlierRunsWorktreesInTheWayAreRemovedOnlyWhenTheUserSaysSo) {
+  json diff = Structured(Call({{"action", "diff"}, {"repo", repos_.work.string()}, {"baseline", "origin/master"}}));
+  json classes = json::object();
+  for (const auto& f : diff["diff"]["files"]) classes[f["path"].get<std::string>()] = f["proposed"];
+  json args = {{"action", "prepare"}, {"repo", repos_.work.string()}, {"baseline", "origin/master"}, {"classes", classes}};
+  Structured(CallAsUser(args));  // the earlier run, which never cleaned up
+
+  // An MCP caller's remove_stale=true is no answer: the user is asked (after the classes).
+  args["remove_stale"] = true;
+  auto first = CallModern(args);
+  ASSERT_TRUE(first.input_required) << first.result.dump(2);
+  std::string key = first.result["inputRequests"].begin().key();
+  json content = json::object();
+  for (auto& [path, field] : first.result["inputRequests"][key]["params"]["requestedSchema"]["properties"].items()) {
+    content[path] = field["default"];
+  }
+  json responses = json::object();
+  responses[key] = {{"action", "accept"}, {"content", content}};
+  auto second = CallModern(args, first.result["requestState"].get<std::string>(), responses);
+  ASSERT_TRUE(second.input_required) << second.result.dump(2);
+  key = second.result["inputRequests"].begin().key();
+  EXPECT_THAT(key, HasSubstr("audit_workspace.stale."));
+  EXPECT_THAT(second.result["inputRequests"][key]["params"]["message"].get<std::string>(),
+              HasSubstr((tmp_.path() / "proj-baseline").string()));
+  EXPECT_TRUE(fs::exists(tmp_.path() / "proj-baseline/scripts/run_train.sh")) << "nothing removed before the answer";
+
+  // The user's own remove_stale (parity's command line) stands: removed first, made again.
+  json out = Structured(CallAsUser(args));
+  EXPECT_EQ(out["prepare"]["removed_stale"].size(), 2u);
+  EXPECT_TRUE(fs::exists(tmp_.path() / "proj-baseline/scripts/run_train.sh"));
 }
 
 }  // namespace

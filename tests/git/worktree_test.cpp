@@ -11,6 +11,7 @@
 #include "domain/ledger/ledger.h"
 #include "support/subprocess.h"
 #include "tests/git/git_fixture.h"
+#include "tests/git/worktree_fixture.h"
 
 namespace parity::git {
 namespace {
@@ -20,39 +21,7 @@ using ::testing::HasSubstr;
 using testing::DemoRepos;
 using testing::TempDir;
 
-class WorktreeTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    repos_ = testing::MakeDemoRepos(tmp_.path());
-    report_ = tmp_.path() / "report";
-    auto repo = OpenRepository(repos_.work);
-    ASSERT_TRUE(repo.ok()) << repo.status().ToString();
-    repo_ = std::move(repo).value();
-    auto b = ResolveBaseline(repo_.get(), "origin/master");
-    auto c = ResolveCommit(repo_.get(), "feature");
-    ASSERT_TRUE(b.ok() && c.ok());
-    auto cl = ProposeClassification(repo_.get(), *b, *c, ClassifyOptions{});
-    ASSERT_TRUE(cl.ok()) << cl.status().ToString();
-    classification_ = *cl;
-  }
-
-  PrepareRequest Request() {
-    PrepareRequest req;
-    req.classification = classification_;
-    for (const auto& f : classification_.files) req.classes[f.path] = f.proposed;
-    req.report_dir = report_;
-    return req;
-  }
-
-  fs::path Baseline() const { return tmp_.path() / "proj-baseline"; }
-  fs::path Candidate() const { return tmp_.path() / "proj-candidate"; }
-
-  TempDir tmp_;
-  DemoRepos repos_;
-  fs::path report_;
-  RepoPtr repo_;
-  Classification classification_;
-};
+class WorktreeTest : public testing::WorktreeFixture {};
 
 TEST_F(WorktreeTest, PrepareThenCleanupLeavesTheUserRepositoryBitForBitUnchanged) {
   auto before = testing::Fingerprint(repos_.work);

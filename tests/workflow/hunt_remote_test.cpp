@@ -194,13 +194,19 @@ TEST_F(HuntRemoteSsh, RemoteWorktreeHoldsTheLocalWorktreesBytesAndIsRemovedOnlyW
   Write(local_wt / "run.sh", "echo run patched\n");
   Write(local_wt / "extra dir" / "it's.py", "y = 2\n");
   const std::string remote_wt = (dir_.path() / "remote" / "repo-hunt-test").string();
-  Status made = CreateRemoteWorktree(*host_, *t, remote_wt, local_wt, {});
+  Status made = CreateRemoteWorktree(*host_, *t, remote_wt, local_wt, false, {});
   ASSERT_TRUE(made.ok()) << made.ToString();
   EXPECT_EQ(Slurp(fs::path(remote_wt) / "run.sh"), "echo run patched\n");
   EXPECT_EQ(Slurp(fs::path(remote_wt) / "extra dir" / "it's.py"), "y = 2\n");
   EXPECT_EQ(Git(remote_wt, {"rev-parse", "HEAD"}), t->commit);
-  // Made again over its own earlier worktree: replaced.
-  ASSERT_TRUE(CreateRemoteWorktree(*host_, *t, remote_wt, local_wt, {}).ok());
+  // Made again over its own earlier worktree: refused without the user's consent, naming
+  // the command; replaced with it.
+  Status stale = CreateRemoteWorktree(*host_, *t, remote_wt, local_wt, false, {});
+  ASSERT_FALSE(stale.ok());
+  EXPECT_THAT(stale.message(), HasSubstr("parity's own worktree of an earlier run"));
+  EXPECT_THAT(stale.hint(), HasSubstr("git -C " + t->top + " worktree remove --force " + remote_wt));
+  EXPECT_EQ(Slurp(fs::path(remote_wt) / "run.sh"), "echo run patched\n");
+  ASSERT_TRUE(CreateRemoteWorktree(*host_, *t, remote_wt, local_wt, true, {}).ok());
 
   // Probes uploaded, then restored and checked by SHA-256 on the host.
   const std::string original = Slurp(local_wt / "model.py");
@@ -235,7 +241,7 @@ TEST_F(HuntRemoteSsh, RemoteWorktreeHoldsTheLocalWorktreesBytesAndIsRemovedOnlyW
   // Not parity's: refused, untouched.
   const fs::path foreign = dir_.path() / "remote" / "foreign";
   Git(remote_repo_, {"worktree", "add", "-q", "--detach", foreign.string(), t->commit});
-  Status refused = CreateRemoteWorktree(*host_, *t, foreign.string(), local_wt, {});
+  Status refused = CreateRemoteWorktree(*host_, *t, foreign.string(), local_wt, true, {});
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(refused.message(), HasSubstr("not a worktree parity made"));
   EXPECT_FALSE(RemoveRemoteWorktree(*host_, t->top, foreign.string(), {}).ok());

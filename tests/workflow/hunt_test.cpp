@@ -3,8 +3,9 @@
 // answer leads to (no divergence, the operator at the line, the stack's first divergent
 // probe, probes that perturbed the numerics, errors), with the probes reverted on every
 // path. The tools themselves run for real in workflow.hunt_e2e; here their answers are
-// written out so each branch of the loop is reached. Also the run_script rewriting, the
-// baseline line mapping and the config's additions.
+// written out so each branch of the loop is reached, and what a failed hunt leaves behind
+// (its worktrees removed, or kept with the command that removes them). The run_script
+// rewriting, the line mapping and the config's additions: hunt_script_test.cpp.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -31,74 +32,6 @@ using testing_support::TempDir;
 constexpr auto& Write = testing_support::WriteFile;
 
 using testing_support::Git;
-
-TEST(HuntScript, SplitsWordsAndRefusesShellSyntax) {
-  auto words = SplitRunScript("bash  /c/run.sh --training.steps 20", "config.json.test.run_script");
-  ASSERT_TRUE(words.ok());
-  EXPECT_EQ(*words, (std::vector<std::string>{"bash", "/c/run.sh", "--training.steps", "20"}));
-  for (std::string bad : {"bash run.sh > log", "cd /c && bash run.sh", "bash run.sh $ARGS", "bash 'run.sh'"}) {
-    auto r = SplitRunScript(bad, "config.json.test.run_script");
-    ASSERT_FALSE(r.ok()) << bad;
-    EXPECT_NE(r.status().message().find("config.json.test.run_script: contains shell syntax"), std::string::npos)
-        << r.status().message();
-  }
-  EXPECT_FALSE(SplitRunScript("   ", "x").ok());
-}
-
-TEST(HuntScript, MapsCodePathIntoTheWorktreeAndSetsSteps) {
-  std::vector<std::string> argv = {"bash", "/src/code/run.sh", "--dump.dir=/src/code/dump", "/src/codex/x", "rel/y",
-                                   "/src/code", "--other=/tmp/z"};
-  auto mapped = MapArgvIntoWorktree(argv, "/src/code", "/wt");
-  EXPECT_EQ(mapped, (std::vector<std::string>{"bash", "/wt/run.sh", "--dump.dir=/wt/dump", "/src/codex/x", "rel/y",
-                                              "/wt", "--other=/tmp/z"}));
-  auto flag = FindStepsFlag({"bash", "r.sh", "--training.steps", "20", "--x"});
-  ASSERT_TRUE(flag);
-  EXPECT_EQ(flag->value, 20);
-  EXPECT_EQ(WithSteps({"bash", "r.sh", "--training.steps", "20", "--x"}, *flag, 1),
-            (std::vector<std::string>{"bash", "r.sh", "--training.steps", "1", "--x"}));
-  flag = FindStepsFlag({"bash", "pretrain.sh", "--train-iters=300"});
-  ASSERT_TRUE(flag);
-  EXPECT_EQ(WithSteps({"bash", "pretrain.sh", "--train-iters=300"}, *flag, 2)[2], "--train-iters=2");
-  EXPECT_FALSE(FindStepsFlag({"bash", "r.sh", "--training.steps", "many"}));
-}
-
-TEST(HuntRepo, BaselineLineOfFollowsTheHunks) {
-  auto hunk = [](int os, int ol, int ns, int nl) {
-    msprobe::Hunk h;
-    h.old_start = os, h.old_lines = ol, h.new_start = ns, h.new_lines = nl;
-    return h;
-  };
-  // line 5 replaced, two lines added after old 9 (new 10-11), old 20-21 deleted.
-  std::vector<msprobe::Hunk> hunks = {hunk(5, 1, 5, 1), hunk(9, 0, 10, 2), hunk(20, 2, 21, 0)};
-  EXPECT_EQ(BaselineLineOf(hunks, 3), 3);
-  EXPECT_EQ(BaselineLineOf(hunks, 5), 5);
-  EXPECT_EQ(BaselineLineOf(hunks, 10), std::nullopt);
-  EXPECT_EQ(BaselineLineOf(hunks, 12), 10);
-  EXPECT_EQ(BaselineLineOf(hunks, 21), 19);
-  EXPECT_EQ(BaselineLineOf(hunks, 22), 22);
-}
-
-TEST(ComparerConfigHunt, RefAndErrorsNameTheJsonPath) {
-  json j = json::parse(R"({"baseline": {"code_path": "/r", "run_script": "bash run.sh", "ref": "main"},
-                           "test": {"code_path": "/r", "run_script": "bash run.sh"},
-                           "msprobe": {"baseline_data_dir": "/b", "test_data_dir": "/t"}})");
-  auto c = ParseComparerConfig(j, "config.json");
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->baseline.ref.value_or(""), "main");
-  EXPECT_FALSE(c->test.ref);
-  j["baseline"]["ref"] = "";
-  EXPECT_NE(ParseComparerConfig(j, "config.json").status().message().find("config.json.baseline.ref"), std::string::npos);
-  j["baseline"]["ref"] = 3;
-  EXPECT_NE(ParseComparerConfig(j, "config.json").status().message().find("config.json.baseline.ref"), std::string::npos);
-  j["baseline"]["ref"] = "main";
-  j["debug"] = {{"max_iteration", 3}};
-  auto typo = ParseComparerConfig(j, "config.json");
-  ASSERT_FALSE(typo.ok());
-  EXPECT_NE(typo.status().message().find("config.json.debug.max_iteration"), std::string::npos) << typo.status().message();
-  j["debug"] = {{"trace_threshold", -1}};
-  EXPECT_NE(ParseComparerConfig(j, "config.json").status().message().find("config.json.debug.trace_threshold"),
-            std::string::npos);
-}
 
 // Answers each tool call from the test's script and records it. audit_workspace prepare
 // makes real git worktrees (the loop maps lines through their commits).
@@ -498,6 +431,7 @@ TEST_F(HuntRemoteLoop, TheTestSideRunsOverSsh) {
 
 TEST_F(HuntRemoteLoop, ALostConnectionStopsTheHuntButTheRemoteProbesAreStillReverted) {
   kill_connections_ = true;
+  options_.keep_worktrees = true;  // to look at the remote files after the hunt
   const std::string original = Git(repo_, {"show", change_commit_ + ":model.py"}) + "\n";
   auto out = Hunt();
   ASSERT_FALSE(out.ok());
@@ -510,13 +444,17 @@ TEST_F(HuntRemoteLoop, ALostConnectionStopsTheHuntButTheRemoteProbesAreStillReve
   EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), original);
   EXPECT_FALSE(fs::exists(remote_wt_ / "_parity_probe.py"));
   ExpectAllReverted();
-  EXPECT_NE(out.status().hint().find("remote worktree " + remote_wt_.string()), std::string::npos) << out.status().hint();
+  EXPECT_NE(out.status().hint().find("the remote worktree " + remote_wt_.string() + " on root@127.0.0.1"),
+            std::string::npos) << out.status().hint();
+  EXPECT_NE(out.status().hint().find("is kept (--keep-worktrees); remove it with `git -C"), std::string::npos)
+      << out.status().hint();
   Git(repo_, {"worktree", "remove", "--force", remote_wt_.string()});
 }
 
 TEST_F(HuntRemoteLoop, ACancelDuringTheRerunStillRevertsTheRemoteProbes) {
   CancellationSource cancel;
   options_.cancel = cancel.token();
+  options_.keep_worktrees = true;  // to look at the remote files after the hunt
   auto run = runner_.handlers["run_training"];
   runner_.handlers["run_training"] = [&cancel, run](const json& a) -> Result<json> {
     if (a["config"] == "hunt_probe1" && a["side"] == "candidate") cancel.Cancel();  // as SIGINT does
@@ -532,6 +470,23 @@ TEST_F(HuntRemoteLoop, ACancelDuringTheRerunStillRevertsTheRemoteProbes) {
   EXPECT_FALSE(fs::exists(remote_wt_ / "_parity_probe.py"));
   ExpectAllReverted();
   Git(repo_, {"worktree", "remove", "--force", remote_wt_.string()});
+}
+
+TEST_F(HuntRemoteLoop, ACancelledHuntStillRemovesItsWorktreesHereAndThere) {
+  CancellationSource cancel;
+  options_.cancel = cancel.token();
+  auto run = runner_.handlers["run_training"];
+  runner_.handlers["run_training"] = [&cancel, run](const json& a) -> Result<json> {
+    if (a["config"] == "hunt_probe1" && a["side"] == "candidate") cancel.Cancel();
+    return run(a);
+  };
+  auto out = Hunt();
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().kind(), ErrorKind::kCancelled) << out.status().ToString();
+  EXPECT_FALSE(fs::exists(remote_wt_)) << "the cancel stopped the removal of the remote worktree";
+  EXPECT_NE(out.status().hint().find("the remote worktree " + remote_wt_.string()), std::string::npos);
+  EXPECT_NE(out.status().hint().find("was removed"), std::string::npos) << out.status().hint();
+  EXPECT_EQ(runner_.Count("audit_workspace", "cleanup"), 1u);
 }
 
 TEST_F(HuntRemoteLoop, TheRemoteLogPathIsFetched) {
@@ -600,16 +555,96 @@ TEST_F(HuntLoop, PerturbedBaselineIsInconclusive) {
   ExpectAllReverted();
 }
 
-TEST_F(HuntLoop, AFailedRerunStillRevertsAndLeavesTheWorktrees) {
+TEST_F(HuntLoop, AFailedRerunStillRevertsAndRemovesTheWorktrees) {
   fail_rerun_ = true;
   auto out = Hunt();
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(HuntExitCode(out), 2);
   EXPECT_NE(out.status().message().find("training failed"), std::string::npos) << out.status().ToString();
-  EXPECT_NE(out.status().hint().find("left for inspection"), std::string::npos);
   EXPECT_EQ(runner_.Count("inject_prints", "revert"), 2u);
   ExpectAllReverted();
+  // Nothing left in the way of the next run, and the error says so.
+  auto cleanup = runner_.Args("audit_workspace", "cleanup");
+  ASSERT_EQ(cleanup.size(), 1u);
+  EXPECT_EQ(cleanup[0]["paths"], json({(dir_.path() / "repo-hunt-baseline").string(),
+                                       (dir_.path() / "repo-hunt-candidate").string()}));
+  EXPECT_NE(out.status().hint().find("repo-hunt-candidate were removed"), std::string::npos) << out.status().hint();
+}
+
+TEST_F(HuntLoop, AFailedHuntSaysWhereTheKeptWorktreesAreAndHowToRemoveThem) {
+  fail_rerun_ = true;
+  options_.keep_worktrees = true;
+  auto out = Hunt();
+  ASSERT_FALSE(out.ok());
   EXPECT_EQ(runner_.Count("audit_workspace", "cleanup"), 0u);
+  const std::string hint = out.status().hint();
+  EXPECT_NE(hint.find("are kept (--keep-worktrees); remove them with: parity call audit_workspace "
+                      "'{\"action\":\"cleanup\",\"force\":true,\"paths\":[\"" + (dir_.path() / "repo-hunt-baseline").string()),
+            std::string::npos) << hint;
+  // A cleanup the tool refuses (a worktree parity did not make, changes): kept, and said.
+  options_.keep_worktrees = false;
+  runner_.calls.clear();
+  runner_.handlers["audit_workspace/cleanup"] = [](const json&) -> Result<json> {
+    return FailedPrecondition("worktree x has changes parity did not make (2 files)");
+  };
+  fs::remove_all(dir_.path() / "repo-hunt-baseline");
+  fs::remove_all(dir_.path() / "repo-hunt-candidate");
+  Git(repo_, {"worktree", "prune"});
+  out = Hunt();
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().hint().find("are kept: removing them failed (audit_workspace: worktree x has changes parity did "
+                                     "not make (2 files)); remove them with: parity call audit_workspace"),
+            std::string::npos) << out.status().hint();
+}
+
+TEST_F(HuntLoop, StaleWorktreesOfAnEarlierRunAreRemovedOnlyWithYes) {
+  log_verdict_ = "PASS";
+  runner_.handlers["audit_workspace/prepare"] = [this](const json& a) -> Result<json> {
+    if (!a.value("remove_stale", false)) {
+      return FailedPrecondition("parity's own worktree(s) of an earlier run of x stand where this run's go")
+          .WithHint("confirm their removal (remove_stale=true) and parity removes them first, or ...")
+          .WithEvidence("stale_worktrees", json::array({{{"path", (dir_.path() / "repo-hunt-baseline").string()}}}).dump());
+    }
+    Git(repo_, {"worktree", "add", "-q", "--detach", a["baseline_path"], a["baseline"]});
+    Git(repo_, {"worktree", "add", "-q", "--detach", a["candidate_path"], a["candidate"]});
+    return json{{"prepare", json::object()}};
+  };
+  auto refused = Hunt();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().hint().find("run again with --yes and parity removes them first, or remove them yourself: "
+                                         "parity call audit_workspace"),
+            std::string::npos) << refused.status().hint();
+  EXPECT_EQ(runner_.Count("run_training"), 0u);
+  EXPECT_EQ(runner_.Count("audit_workspace", "cleanup"), 0u) << "nothing of this run to remove";
+  options_.assume_yes = true;
+  auto out = Hunt();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(runner_.Args("audit_workspace", "prepare").back()["remove_stale"], true);
+}
+
+TEST_F(HuntLoop, RunScriptVariablesReachTheChildLiterally) {
+  log_verdict_ = "PASS";
+  const std::string test_script = config_.test.run_script;
+  // A job file the test commit does not hold is refused before anything is made.
+  config_.test.run_script = "CONFIG_FILE=" + repo_.string() + "/cfg.toml " + test_script;
+  auto missing = Hunt();
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("config.json.test.run_script: the job config file cfg.toml is not in the "
+                                            "test commit " + change_commit_.substr(0, 12)),
+            std::string::npos) << missing.status().ToString();
+  EXPECT_EQ(runner_.Count("audit_workspace", "prepare"), 0u);
+
+  config_.test.run_script = "A=1 B=$(touch_x) DATA=" + repo_.string() + "/data A=2 " + test_script;
+  auto out = Hunt();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  auto runs = runner_.Args("run_training");
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_FALSE(runs[0].contains("env")) << "the baseline's run_script sets nothing";
+  EXPECT_EQ(runs[1]["env"], json({{"A", "2"}, {"B", "$(touch_x)"},
+                                  {"DATA", (dir_.path() / "repo-hunt-candidate/data").string()}}));
+  EXPECT_EQ(runs[1]["argv"][0], "bash");
+  ASSERT_EQ(out->warnings.size(), 1u);
+  EXPECT_NE(out->warnings[0].find("B=$(touch_x) is passed literally"), std::string::npos) << out->warnings[0];
 }
 
 TEST_F(HuntLoop, TheConfigsLogPathIsWhatIsCompared) {

@@ -31,6 +31,7 @@ struct Params {
   std::map<std::string, std::string> classes;
   std::vector<std::string> paths;
   bool force = false;
+  std::optional<bool> remove_stale;
   int64_t max_files = 5000;
 };
 
@@ -42,7 +43,7 @@ Result<Params> Decode(const json& arguments) {
   r.Optional("repo", p.repo).Optional("baseline", p.baseline).Optional("candidate", p.candidate);
   r.Optional("baseline_path", p.baseline_path).Optional("candidate_path", p.candidate_path);
   r.Optional("report_dir", p.report_dir).Optional("classes", p.classes).Optional("paths", p.paths);
-  r.Optional("force", p.force).Optional("max_files", p.max_files);
+  r.Optional("force", p.force).Optional("remove_stale", p.remove_stale).Optional("max_files", p.max_files);
   for (const auto& [path, cls] : p.classes) {
     if (cls != "A" && cls != "B" && cls != "C" && cls != "ignore") {
       r.Fail(r.Child("classes") + "[\"" + path + "\"]", "expected one of A, B, C, ignore, got \"" + cls + "\"");
@@ -161,6 +162,40 @@ Result<std::map<std::string, std::string>> ConfirmClasses(const git::Classificat
   return chosen;
 }
 
+// Whether parity's worktrees of an earlier run that stand in the way may go: the
+// `remove_stale` argument when given, otherwise the user's answer (elicitation).
+Result<bool> ConfirmStaleRemoval(git_repository* repo, const git::PrepareRequest& req, const Params& p,
+                                 mcp::ToolContext& ctx) {
+  auto [base, cand] = git::WorktreePaths(repo, req);
+  PARITY_ASSIGN_OR_RETURN(auto stale, git::FindStaleWorktrees(repo, {base, cand}));
+  if (stale.empty()) return false;
+  // Removing is the user's to confirm: remove_stale=true stands when the user wrote it (parity's
+  // command line, a pipeline's config); from an MCP caller it is not an answer. false stands.
+  if (p.remove_stale && (!*p.remove_stale || ctx.caller_is_user())) return *p.remove_stale;
+  Status listed = git::StaleWorktreesInTheWay(repo, stale, req.report_dir);
+  if (!ctx.caller_is_user() && !ctx.CanAskUser()) {
+    return policy::Refused("audit_workspace prepare: removing parity's worktrees of an earlier run must be confirmed "
+                           "by the user, and this client cannot ask the user (no elicitation); nothing was removed or "
+                           "created")
+        .WithHint(listed.hint())
+        .WithEvidence("stale_worktrees", git::StaleJson(stale).dump(2));
+  }
+  json schema = {{"type", "object"},
+                 {"properties", {{"remove", {{"type", "boolean"}, {"title", "Remove them and go on"}, {"default", true},
+                                             {"description", "they are parity's (marked when it made them)"}}}}},
+                 {"required", {"remove"}}};
+  std::string message = listed.message() + ". Remove them (their uncommitted changes listed are discarded) and create "
+                        "the new worktrees?";
+  const std::string key = "audit_workspace.stale." + StableHash(git::StaleJson(stale).dump());
+  PARITY_ASSIGN_OR_RETURN(auto answer, ctx.caller_is_user() ? ctx.Elicit(key, message, schema)
+                                                            : ctx.AskUser(key, message, schema));
+  if (answer.action != mcp::ElicitAnswer::Action::kAccept) {
+    return Cancelled("the removal of parity's earlier worktrees was not confirmed; nothing was removed or created")
+        .WithHint(listed.hint());
+  }
+  return answer.content.is_object() && answer.content.value("remove", false);
+}
+
 Result<json> Run(const Params& p, mcp::ToolContext& ctx) {
   PARITY_RETURN_IF_ERROR(AuthorizePath(ctx, p.repo, policy::Access::kRead, "arguments.repo").status());
   PARITY_ASSIGN_OR_RETURN(auto repo, git::OpenRepository(p.repo));
@@ -244,6 +279,7 @@ Result<json> Run(const Params& p, mcp::ToolContext& ctx) {
   if (p.candidate_path) req.candidate_path = *p.candidate_path;
   req.report_dir = report_dir;
   req.cancel = ctx.cancellation();
+  PARITY_ASSIGN_OR_RETURN(req.remove_stale, ConfirmStaleRemoval(repo.get(), req, p, ctx));
   ctx.Progress(1, 3, "creating worktrees and copying infra files");
   PARITY_ASSIGN_OR_RETURN(auto done, git::PrepareWorktrees(repo.get(), req));
   ctx.Progress(3, 3, "worktrees ready");
@@ -296,7 +332,9 @@ mcp::Tool MakeAuditWorkspaceTool() {
       "sides need), C (candidate only) or ignore, and the reason. action=prepare: the user confirms the classes, "
       "then <repo>-baseline and <repo>-candidate worktrees (detached HEAD, visible to `git worktree list`) are "
       "created beside the repo, class-B files copied into both and class-C files into the candidate, and "
-      "infra_files.tar.gz written to the report directory. action=cleanup: removes parity's worktrees only. "
+      "infra_files.tar.gz written to the report directory; parity's own worktrees of an earlier run standing where "
+      "the new ones go are removed first only when the user confirms (remove_stale, else asked). action=cleanup: "
+      "removes parity's worktrees only. "
       "Every action is recorded in the report directory's manifest.json.";
   spec.input_schema = AuditWorkspaceInputSchema();
   spec.output_schema = AuditWorkspaceOutputSchema();

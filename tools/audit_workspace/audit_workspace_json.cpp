@@ -20,6 +20,12 @@ json StatJson(const git::DiffStat& s) {
   return {{"files", s.files.size()}, {"additions", s.additions}, {"deletions", s.deletions}, {"truncated", s.truncated}};
 }
 
+json RemovedJson(const std::vector<git::RemovedWorktree>& list) {
+  json removed = json::array();
+  for (const auto& r : list) removed.push_back({{"path", r.path.string()}, {"name", r.name}, {"discarded", r.discarded}});
+  return removed;
+}
+
 }  // namespace
 
 json ToJson(const git::CommitInfo& c) {
@@ -88,15 +94,12 @@ json ToJson(const git::PrepareOutcome& o) {
                       {"blob", c.blob}, {"mode", c.mode}});
   }
   return {{"baseline_worktree", ToJson(o.baseline)}, {"candidate_worktree", ToJson(o.candidate)},
-          {"copied", copied}, {"infra_tarball", OrNull(o.infra_tarball)}, {"ledger_entries", o.ledger_entries}};
+          {"copied", copied}, {"infra_tarball", OrNull(o.infra_tarball)}, {"removed_stale", RemovedJson(o.removed_stale)},
+          {"ledger_entries", o.ledger_entries}};
 }
 
 json ToJson(const git::CleanupOutcome& o) {
-  json removed = json::array();
-  for (const auto& r : o.removed) {
-    removed.push_back({{"path", r.path.string()}, {"name", r.name}, {"discarded", r.discarded}});
-  }
-  return {{"removed", removed}, {"ledger_entries", o.ledger_entries}};
+  return {{"removed", RemovedJson(o.removed)}, {"ledger_entries", o.ledger_entries}};
 }
 
 }  // namespace parity::tools

@@ -17,6 +17,7 @@ nlohmann::json AuditWorkspaceInputSchema() {
       "description": "Classes the user already confirmed, path -> A|B|C|ignore. When they cover every file, prepare does not ask again."},
     "paths": {"type": "array", "items": {"type": "string"}, "description": "cleanup: the worktrees to remove; default every worktree parity created for this repo."},
     "force": {"type": "boolean", "default": false, "description": "cleanup: remove worktrees that hold changes other than parity's copies (training outputs, edits)."},
+    "remove_stale": {"type": "boolean", "description": "prepare: parity's own worktrees of an earlier run that stand where the new ones go: true removes them first (the user confirmed), false refuses listing them; absent: the user is asked (elicitation)."},
     "report_dir": {"type": "string", "description": "Report directory for the ledger and infra_files.tar.gz; default the server's."},
     "max_files": {"type": "integer", "minimum": 1, "maximum": 100000, "default": 5000, "description": "Most files listed per diff or status."}
   },
@@ -86,6 +87,10 @@ nlohmann::json AuditWorkspaceOutputSchema() {
           "path": {"type": "string"}, "class": {"type": "string"}, "sides": {"type": "array", "items": {"type": "string"}},
           "source": {"type": "string"}, "blob": {"type": "string"}, "mode": {"type": "string"}}}},
         "infra_tarball": {"type": ["string", "null"], "description": "relative to report_dir"},
+        "removed_stale": {"type": "array", "description": "an earlier run's worktrees removed first (remove_stale)",
+          "items": {"type": "object", "properties": {
+          "path": {"type": "string"}, "name": {"type": "string"},
+          "discarded": {"type": "array", "items": {"type": "string"}}}}},
         "report_dir": {"type": "string"},
         "ledger_entries": {"type": "array", "items": {"type": "string"}}
       }},
