@@ -115,7 +115,7 @@ Status ReadSeriesFile(const std::filesystem::path& path, ParseResult& result) {
   if (!in) return NotFound("series file not found: " + path.string());
   std::string line;
   std::getline(in, line);
-  if (line + "\n" != kHeader) return InvalidArgument(path.string() + " is not a parse_log series file (header: " + line + ")");
+  if (line + "\n" != kHeader) return InvalidArgument(path.string() + " is not a parse_log series file");
   std::map<std::pair<int, std::string>, KeyedSeries> series;
   int64_t number = 1;
   while (std::getline(in, line)) {

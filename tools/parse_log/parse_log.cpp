@@ -70,6 +70,9 @@ Status WriteSeries(const logs::ParseResult& r, mcp::ToolContext& ctx, json& file
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
   }
   const std::string name = stem + "-" + hash + ".series.csv";
+  PARITY_RETURN_IF_ERROR(AuthorizePath(ctx, std::filesystem::absolute(report_dir), policy::Access::kWrite,
+                                       "the report directory (parse_log's series files)")
+                             .status());
   const std::filesystem::path path = std::filesystem::absolute(report_dir) / "parse_log" / name;
   PARITY_ASSIGN_OR_RETURN(int64_t rows, logs::WriteSeriesFile(path, r));
   const int64_t pages = std::max<int64_t>(1, (rows + logs::kSeriesRowsPerPage - 1) / logs::kSeriesRowsPerPage);
