@@ -72,6 +72,7 @@ int ServeCommand(const std::vector<std::string>& args) {
   if (!http.empty()) pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   auto catalog = std::make_shared<mcp::Catalog>();
   for (auto& tool : tools::AllTools()) catalog->tools.Add(std::move(tool));
+  for (auto& t : tools::AllResourceTemplates()) catalog->templates.Add(std::move(t));
   for (auto& prompt : prompts::AllPrompts(std::filesystem::current_path())) catalog->prompts.Add(std::move(prompt));
   // The user's policy, fixed before any client speaks (support/policy.h).
   auto user_policy = LoadUserPolicy(policy_flags, {std::filesystem::absolute(report_dir)}, "report directory");

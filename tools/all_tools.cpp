@@ -5,6 +5,7 @@
 #include "tools/inject_prints/inject_prints.h"
 #include "tools/msprobe_first_diff/msprobe_first_diff.h"
 #include "tools/parse_log/parse_log.h"
+#include "tools/parse_log/series_resource.h"
 #include "tools/probe_env/probe_env.h"
 #include "tools/render_report/render_report.h"
 #include "tools/run_training/run_training.h"
@@ -24,5 +25,7 @@ std::vector<mcp::Tool> AllTools() {
   tools.push_back(MakeRenderReportTool());
   return tools;
 }
+
+std::vector<mcp::ResourceTemplate> AllResourceTemplates() { return {MakeSeriesResourceTemplate()}; }
 
 }  // namespace parity::tools

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "domain/logs/compare.h"
+#include "domain/logs/series_file.h"
 #include "support/utf8.h"
 
 namespace parity::logs {
@@ -12,7 +13,7 @@ namespace {
 
 json OptionalInt(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
 
-json MetricToJson(const MetricResult& m, bool include_series) {
+json MetricToJson(const MetricResult& m, bool include_series, size_t inline_points) {
   const auto& s = m.series;
   json j = {{"name", m.name},
             {"source", m.source},
@@ -45,7 +46,19 @@ json MetricToJson(const MetricResult& m, bool include_series) {
       j["mean"] = sum / static_cast<double>(finite);
     }
   }
-  if (include_series) {
+  if (include_series && s.size() > inline_points) {
+    // Too long to return inline: an evenly spaced sample (first and last included); the
+    // whole series is in the file parse_log wrote (series_file).
+    j["series_inline"] = false;
+    json steps = json::array(), values = json::array();
+    constexpr size_t kSample = 100;
+    for (size_t k = 0; k < kSample; ++k) {
+      const size_t i = k * (s.size() - 1) / (kSample - 1);
+      steps.push_back(s.keys[i]);
+      values.push_back(ValueToJson(s.values[i]));
+    }
+    j["sample"] = {{"steps", std::move(steps)}, {"values", std::move(values)}};
+  } else if (include_series) {
     j["steps"] = s.keys;
     json values = json::array();
     for (double v : s.values) values.push_back(ValueToJson(v));
@@ -171,13 +184,13 @@ json ValueToJson(double v) {
   return v;
 }
 
-json ParseResultToJson(const ParseResult& r, bool include_series) {
+json ParseResultToJson(const ParseResult& r, bool include_series, size_t inline_points) {
   json metrics = json::array();
-  for (const auto& m : r.metrics) metrics.push_back(MetricToJson(m, include_series));
+  for (const auto& m : r.metrics) metrics.push_back(MetricToJson(m, include_series, inline_points));
   json other_ranks = json::array();
   for (const auto& rank : r.other_ranks) {
     json rank_metrics = json::array();
-    for (const auto& m : rank.metrics) rank_metrics.push_back(MetricToJson(m, include_series));
+    for (const auto& m : rank.metrics) rank_metrics.push_back(MetricToJson(m, include_series, inline_points));
     other_ranks.push_back({{"rank", rank.rank}, {"metrics", std::move(rank_metrics)}});
   }
   json errors = json::array();
@@ -246,8 +259,30 @@ Result<ParseResult> ParseResultFromJson(const json& v, const std::string& where)
       r.errors_total = v["errors_total"].get<int64_t>();
     if (!v.contains("metrics") || !v["metrics"].is_array())
       return InvalidArgument(where + ".metrics: expected an array of metrics (parse_log's output)");
-    PARITY_RETURN_IF_ERROR(MetricsFromJson(v["metrics"], where + ".metrics", r.metrics));
     if (v.contains("rank") && v["rank"].is_number_integer()) r.rank = v["rank"].get<int>();
+    if (v.contains("series_file") && v["series_file"].is_string()) {
+      // A bounded parse_log result: the series are in the file it wrote.
+      PARITY_RETURN_IF_ERROR(ReadSeriesFile(v["series_file"].get<std::string>(), r));
+      auto flags = [](const json& metrics, std::vector<MetricResult>& into) {
+        for (const json& m : metrics) {
+          for (auto& out : into) {
+            if (m.is_object() && m.value("name", std::string()) == out.name) out.placeholder = m.value("placeholder", false);
+          }
+        }
+      };
+      flags(v["metrics"], r.metrics);
+      if (v.contains("other_ranks") && v["other_ranks"].is_array()) {
+        for (const json& rank : v["other_ranks"]) {
+          for (auto& out : r.other_ranks) {
+            if (rank.is_object() && rank.value("rank", -2) == out.rank && rank.contains("metrics"))
+              flags(rank["metrics"], out.metrics);
+          }
+        }
+      }
+      if (v.contains("probes")) PARITY_RETURN_IF_ERROR(ProbesFromJson(v["probes"], where + ".probes", r.probes));
+      return r;
+    }
+    PARITY_RETURN_IF_ERROR(MetricsFromJson(v["metrics"], where + ".metrics", r.metrics));
     if (v.contains("other_ranks") && v["other_ranks"].is_array()) {
       const json& ranks = v["other_ranks"];
       for (size_t i = 0; i < ranks.size(); ++i) {

@@ -3,6 +3,7 @@
 // "-inf", since JSON numbers cannot carry them.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -14,11 +15,14 @@ namespace parity::logs {
 
 using json = nlohmann::json;
 
-// `include_series`: the steps and values of every metric (they can be long).
-json ParseResultToJson(const ParseResult& result, bool include_series);
+// `include_series`: the steps and values of every metric with at most `inline_points`
+// points; a longer one gets "series_inline": false and a 100-point "sample" instead (the
+// caller writes the whole series to a file: series_file.h).
+json ParseResultToJson(const ParseResult& result, bool include_series, size_t inline_points = SIZE_MAX);
 
 // Reads one element of parse_log's "files" back; `where` names it in errors
-// ("arguments.baseline"). Needs each metric's "steps" and "values".
+// ("arguments.baseline"). Needs each metric's "steps" and "values", or "series_file" (the
+// file a bounded parse_log result names).
 Result<ParseResult> ParseResultFromJson(const json& value, const std::string& where);
 
 json ValueToJson(double v);

@@ -170,3 +170,67 @@ TEST(ParseLogTool, InvalidUtf8InALogNeverFailsTheCall) {
 
 }  // namespace
 }  // namespace parity::tools
+
+#include "tools/parse_log/series_resource.h"
+
+namespace parity::tools {
+namespace {
+
+TEST(ParseLogTool, LongSeriesGoToAFileAndComeBackInPages) {
+  // #15 case 11: a long log's series are not returned inline; the result stays small, the
+  // file holds them all, compare_logs reads it back, the resource serves it in pages.
+  logs::testing::ScratchDir dir;
+  parity::testing::FakeContext ctx(dir.path());
+  std::string text;
+  char line[512];
+  const int kSteps = 6000;
+  for (int i = 1; i <= kSteps; ++i) {
+    std::snprintf(line, sizeof line,
+                  " iteration %8d/%8d | consumed samples: %12d | lm loss: %.6E | grad norm: %.3f | "
+                  "number of skipped iterations:   0 |\n",
+                  i, kSteps, i * 8, 10.0 - i * 1e-4, 5.0 + (i % 7) * 0.125);
+    text += line;
+  }
+  const auto path = dir.Write("long.log", text);
+  auto r = MakeParseLogTool().handler({{"paths", {path.string()}}}, ctx);
+  ASSERT_FALSE(r.is_error) << r.content.dump().substr(0, 2000);
+  const json& file = r.structured["files"][0];
+  EXPECT_LT(r.structured.dump().size(), 30000u);
+  const json& loss = file["metrics"][0];
+  EXPECT_EQ(loss["points"], kSteps);
+  EXPECT_FALSE(loss.contains("steps"));
+  EXPECT_EQ(loss["series_inline"], false);
+  ASSERT_EQ(loss["sample"]["steps"].size(), 100u);
+  EXPECT_EQ(loss["sample"]["steps"][0], 1);
+  EXPECT_EQ(loss["sample"]["steps"][99], kSteps);
+  ASSERT_TRUE(file.contains("series_file"));
+  EXPECT_EQ(file["series_rows"], 2 * kSteps);
+  EXPECT_EQ(file["series_pages"], 3);  // 12,000 rows, 5,000 a page
+  int links = 0;
+  for (const auto& block : r.content) links += block["type"] == "resource_link" ? 1 : 0;
+  EXPECT_EQ(links, 3);
+  const std::string csv = logs::testing::ReadFile(file["series_file"].get<std::string>());
+  EXPECT_EQ(csv.substr(0, 32), "rank,metric,step,value,decimals\n");
+  EXPECT_NE(csv.find("\n,loss,1,9.9999,6\n"), std::string::npos) << csv.substr(0, 200);
+
+  // compare_logs on the bounded result itself: the series come from the file.
+  auto c = MakeCompareLogsTool().handler({{"baseline", file}, {"candidate", path.string()}, {"metrics", {"loss"}},
+                                          {"report_dir", dir.path().string()}},
+                                         ctx);
+  ASSERT_FALSE(c.is_error) << c.content.dump().substr(0, 2000);
+  EXPECT_EQ(c.structured["metrics"]["loss"]["steps_compared"], kSteps);
+  EXPECT_EQ(c.structured["metrics"]["loss"]["equal_steps"], kSteps);
+
+  // The pages, as a client reads them.
+  const auto t = MakeSeriesResourceTemplate();
+  const std::string name = std::filesystem::path(file["series_file"].get<std::string>()).filename().string();
+  auto page = t.read(SeriesUri(name, 2), {{"file", name}, {"page", "2"}}, ctx);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  const std::string body = (*page)[0]["text"];
+  EXPECT_EQ(std::count(body.begin(), body.end(), '\n'), 1 + 2000);
+  auto outside = t.read("x", {{"file", "..%2Fetc"}, {"page", "0"}}, ctx);
+  EXPECT_FALSE(outside.ok());
+}
+
+}  // namespace
+}  // namespace parity::tools

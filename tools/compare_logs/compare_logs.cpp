@@ -113,7 +113,15 @@ Result<Params> Decode(const json& arguments) {
 // A side given as a path is parsed (hashing it on the way); an object is read back.
 Result<logs::ParseResult> LoadSide(const json& side, const std::string& where, logs::ParseOptions options,
                                    mcp::ToolContext& ctx) {
-  if (side.is_object()) return logs::ParseResultFromJson(side, where);
+  if (side.is_object()) {
+    // A bounded parse_log result names the file holding its series: a path like any other.
+    if (side.contains("series_file") && side["series_file"].is_string()) {
+      PARITY_RETURN_IF_ERROR(AuthorizePath(ctx, side["series_file"].get<std::string>(), policy::Access::kRead,
+                                           where + ".series_file")
+                                 .status());
+    }
+    return logs::ParseResultFromJson(side, where);
+  }
   const std::string path = side.get<std::string>();
   PARITY_RETURN_IF_ERROR(AuthorizePath(ctx, path, policy::Access::kRead, where).status());
   options.sha256 = true;

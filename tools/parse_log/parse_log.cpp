@@ -1,11 +1,19 @@
 #include "tools/parse_log/parse_log.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+
 #include "domain/logs/log_parser.h"
 #include "domain/logs/result_json.h"
+#include "domain/logs/series_file.h"
 #include "support/json_reader.h"
 #include "tools/authorize.h"
 #include "tools/parse_log/log_params.h"
 #include "tools/parse_log/parse_log_schema.h"
+#include "tools/parse_log/series_resource.h"
 
 namespace parity::tools {
 
@@ -37,6 +45,52 @@ Result<Params> Decode(const json& arguments) {
   return p;
 }
 
+// A series longer than this is not returned inline (an assistant's client cuts or refuses
+// results of a few hundred KB): parse_log writes it to the report directory instead.
+constexpr size_t kInlinePoints = 1000;
+
+size_t LongestSeries(const logs::ParseResult& r) {
+  size_t n = 0;
+  for (const auto& m : r.metrics) n = std::max(n, m.series.size());
+  for (const auto& rank : r.other_ranks) {
+    for (const auto& m : rank.metrics) n = std::max(n, m.series.size());
+  }
+  return n;
+}
+
+// Writes every series of `r` to <report_dir>/parse_log/<name>-<hash>.series.csv, names it
+// in `file` and adds a resource link (parity://report/parse_log/<file>/<page>) per page.
+Status WriteSeries(const logs::ParseResult& r, mcp::ToolContext& ctx, json& file, json& links) {
+  std::filesystem::path report_dir = ctx.report_dir();
+  if (report_dir.empty()) report_dir = std::filesystem::current_path() / "numerical_report";
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%08zx", std::hash<std::string>{}(r.path) & 0xffffffffu);
+  std::string stem = std::filesystem::path(r.path).filename().string();
+  for (char& c : stem) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+  }
+  const std::string name = stem + "-" + hash + ".series.csv";
+  PARITY_RETURN_IF_ERROR(AuthorizePath(ctx, std::filesystem::absolute(report_dir), policy::Access::kWrite,
+                                       "the report directory (parse_log's series files)")
+                             .status());
+  const std::filesystem::path path = std::filesystem::absolute(report_dir) / "parse_log" / name;
+  PARITY_ASSIGN_OR_RETURN(int64_t rows, logs::WriteSeriesFile(path, r));
+  const int64_t pages = std::max<int64_t>(1, (rows + logs::kSeriesRowsPerPage - 1) / logs::kSeriesRowsPerPage);
+  file["series_file"] = path.string();
+  file["series_rows"] = rows;
+  file["series_pages"] = pages;
+  file["series_uri"] = SeriesUri(name, 0);
+  for (int64_t page = 0; page < pages && page < 20; ++page) {
+    links.push_back({{"type", "resource_link"},
+                     {"uri", SeriesUri(name, page)},
+                     {"name", name + " page " + std::to_string(page + 1) + "/" + std::to_string(pages)},
+                     {"mimeType", "text/csv"},
+                     {"description", "rank,metric,step,value,decimals: " + std::to_string(logs::kSeriesRowsPerPage) +
+                                         " rows a page of " + std::to_string(rows)}});
+  }
+  return Status::Ok();
+}
+
 mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
   auto params = Decode(arguments);
   if (!params.ok()) return mcp::ToolResult::Error(params.status());
@@ -49,6 +103,7 @@ mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
   }
   p.options.cancel = ctx.cancellation();
   json files = json::array();
+  json links = json::array();
   std::string summary;
   const size_t count = paths->size();
   for (size_t i = 0; i < count; ++i) {
@@ -60,9 +115,17 @@ mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
     auto result = logs::ParseLog(path, p.options);
     if (!result.ok()) return mcp::ToolResult::Error(std::move(result).take_status().Context("parse_log"));
     summary += (summary.empty() ? "" : "\n") + DescribeParse(*result);
-    files.push_back(logs::ParseResultToJson(*result, p.series));
+    json file = logs::ParseResultToJson(*result, p.series, kInlinePoints);
+    if (p.series && LongestSeries(*result) > kInlinePoints) {
+      auto written = WriteSeries(*result, ctx, file, links);
+      if (!written.ok()) return mcp::ToolResult::Error(std::move(written).Context("parse_log"));
+      summary += "\n  full series: " + file["series_file"].get<std::string>();
+    }
+    files.push_back(std::move(file));
   }
-  return mcp::ToolResult::Structured({{"files", std::move(files)}}, summary);
+  mcp::ToolResult out = mcp::ToolResult::Structured({{"files", std::move(files)}}, summary);
+  for (auto& link : links) out.content.push_back(std::move(link));
+  return out;
 }
 
 }  // namespace
