@@ -99,7 +99,9 @@ std::string NowUtc() { return NowIsoUtc(); }
 
 json ToJson(const Command& c) {
   RecordedEnv env = RecordEnv(c.env);
-  json out = {{"argv", c.argv}, {"cwd", c.cwd}, {"env", env.values}, {"host", c.host}};
+  json argv = json::array();
+  for (const auto& a : c.argv) argv.push_back(RedactCredentialsInText(a));  // git clone https://tok@...
+  json out = {{"argv", argv}, {"cwd", c.cwd}, {"env", env.values}, {"host", c.host}};
   if (!env.unrecorded.empty()) out["env_unrecorded"] = env.unrecorded;
   return out;
 }
