@@ -16,6 +16,7 @@
 #include "domain/run/job_scripts.h"
 #include "domain/run/log_scan.h"
 #include "support/safe_file.h"
+#include "support/utf8.h"
 
 namespace parity::run {
 
@@ -172,7 +173,7 @@ LogScanner ScanLog(const fs::path& report_dir, const json& job) {
 
 std::string LogTail(const fs::path& report_dir, const json& job) {
   auto data = ReadFileTailUnder(report_dir, job["log"].get<std::string>(), 16384);
-  return data.ok() ? LastLines(*data, 30, 4096) : "(log not readable: " + data.status().message() + ")";
+  return data.ok() ? ToValidUtf8(LastLines(*data, 30, 4096)) : "(log not readable: " + data.status().message() + ")";
 }
 
 // The view every call returns; `scanner` describes the log as read so far.

@@ -255,5 +255,25 @@ TEST_F(JobRecordsTest, ASymlinkedJobsFolderOrLogIsNotWrittenThrough) {
   EXPECT_EQ(Slurp(outside / "bashrc"), "precious\n");
 }
 
+TEST_F(JobRecordsTest, AnInvalidUtf8ByteInTheLogIsKeptVisibleNotAnError) {
+  std::unique_ptr<Host> host = MakeLocalHost();
+  JobSpec spec;
+  spec.side = "candidate";
+  spec.config = "bytes";
+  spec.launcher = "argv";
+  spec.argv = {"sh", "-c", "printf 'Traceback (most recent call last): \\377 boom\\n'; exit 1"};
+  spec.cwd = toy_.repo().string();
+  auto started = StartJob(*host, toy_.report(), spec);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  WaitOptions w;
+  w.poll_interval_s = 0.2;
+  auto done = WaitJob(toy_.report(), (*started)["id"], w, host.get());
+  ASSERT_TRUE(done.ok()) << done.status().ToString();
+  EXPECT_EQ((*done)["status"], "failed");
+  std::string dumped = done->dump();  // throws on invalid UTF-8: it must not
+  EXPECT_THAT(dumped, HasSubstr("\\\\xFF boom"));
+  EXPECT_THAT((*done)["log_tail"].get<std::string>(), HasSubstr("\\xFF boom"));
+}
+
 }  // namespace
 }  // namespace parity::run
