@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/user_policy.h"
+#include "support/json_document.h"
 #include "mcp-server/invoke.h"
 #include "mcp-server/registry.h"
 #include "tools/all_tools.h"
@@ -49,8 +50,7 @@ Result<json> ReadJsonFile(const std::string& path) {
   std::ostringstream buf;
   buf << in.rdbuf();
   if (buf.str().size() > (16u << 20)) return InvalidArgument(path + ": larger than 16 MiB");
-  json value = json::parse(buf.str(), nullptr, false);
-  if (value.is_discarded()) return InvalidArgument(path + ": not valid JSON");
+  PARITY_ASSIGN_OR_RETURN(json value, ParseJsonDocument(buf.str(), path));
   if (!value.is_object()) return InvalidArgument(path + ": expected a JSON object {key: answer}");
   return value;
 }

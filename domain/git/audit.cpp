@@ -5,6 +5,7 @@
 #include <set>
 
 #include "domain/git/git_handle.h"
+#include "support/redact.h"
 
 namespace parity::git {
 namespace fs = std::filesystem;
@@ -41,9 +42,10 @@ Result<std::vector<RemoteInfo>> ReadRemotes(git_repository* repo) {
     RemotePtr remote(raw);
     RemoteInfo info;
     info.name = name;
-    info.url = git_remote_url(remote.get()) ? git_remote_url(remote.get()) : "";
+    // Shown and recorded only: a token in a remote URL never reaches a result or a record.
+    info.url = RedactUrlCredentials(git_remote_url(remote.get()) ? git_remote_url(remote.get()) : "");
     const char* push = git_remote_pushurl(remote.get());
-    if (push && info.url != push) info.push_url = push;
+    if (push && info.url != RedactUrlCredentials(push)) info.push_url = RedactUrlCredentials(push);
     out.push_back(std::move(info));
   }
   return out;

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "domain/git/git_handle.h"
+#include "support/json_document.h"
+#include "support/safe_file.h"
 
 namespace parity::git {
 namespace fs = std::filesystem;
@@ -25,26 +27,20 @@ fs::path AdminDir(git_repository* repo, const std::string& name) {
 }
 
 Result<json> ReadMarker(const fs::path& admin) {
-  std::ifstream in(admin / kMarkerName);
-  if (!in) return NotFound("no parity marker in " + admin.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  json marker = json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
-  if (!marker.is_object()) return FailedPrecondition("unreadable parity marker " + (admin / kMarkerName).string());
-  return marker;
+  auto text = ReadFileUnder(admin, kMarkerName, 16u << 20);
+  if (!text.ok()) {
+    if (text.status().kind() == ErrorKind::kNotFound) return NotFound("no parity marker in " + admin.string());
+    return std::move(text).take_status();
+  }
+  auto marker = ParseJsonDocument(*text, (admin / kMarkerName).string());
+  if (!marker.ok() || !marker->is_object()) {
+    return FailedPrecondition("unreadable parity marker " + (admin / kMarkerName).string());
+  }
+  return std::move(marker).value();
 }
 
 Status WriteMarker(const fs::path& admin, const json& marker) {
-  fs::path tmp = admin / (std::string(kMarkerName) + ".tmp");
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << marker.dump(2) << "\n";
-    if (!out) return Unavailable("writing " + tmp.string());
-  }
-  std::error_code ec;
-  fs::rename(tmp, admin / kMarkerName, ec);
-  if (ec) return Unavailable("renaming " + tmp.string() + ": " + ec.message());
-  return Status::Ok();
+  return WriteFileUnder(admin, kMarkerName, marker.dump(2) + "\n");
 }
 
 std::vector<CopiedFile> CopiedFromMarker(const json& marker) {
@@ -131,7 +127,12 @@ Result<std::vector<WorktreeInfo>> ListWorktrees(git_repository* repo) {
     info.locked = git_worktree_is_locked(nullptr, wt.get()) > 0;
     auto marker = ReadMarker(AdminDir(repo, info.name));
     if (marker.ok()) {
-      info.parity_owned = marker->value("created_by", "") == "parity";
+      // The mark must also name this very folder: a marker copied beside another worktree
+      // (or an admin folder re-pointed at the user's tree) does not make it parity's.
+      std::error_code ec;
+      info.parity_owned = marker->value("created_by", "") == "parity" && marker->value("path", json()).is_string() &&
+                          fs::weakly_canonical((*marker)["path"].get<std::string>(), ec) ==
+                              fs::weakly_canonical(info.path, ec);
       if (marker->contains("side") && (*marker)["side"].is_string()) info.side = (*marker)["side"].get<std::string>();
       if (marker->contains("commit") && (*marker)["commit"].is_string()) info.commit = (*marker)["commit"].get<std::string>();
       if (marker->contains("created_at") && (*marker)["created_at"].is_string()) {

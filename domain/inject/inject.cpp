@@ -10,6 +10,8 @@
 #include "domain/inject/embedded_python.h"
 #include "support/subprocess.h"
 #include "support/file_read.h"
+#include "support/json_document.h"
+#include "support/safe_file.h"
 
 namespace parity::inject {
 
@@ -22,21 +24,13 @@ constexpr const char* kStateDir = ".parity_inject";
 constexpr const char* kHelper = "_parity_probe.py";
 constexpr uint64_t kMaxSourceBytes = 64 << 20;
 
-Status WriteBytes(const fs::path& path, const std::string& bytes) {
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  fs::path tmp = path;
-  tmp += ".parity-tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) return Unavailable("cannot write " + tmp.string());
-  }
-  // Keep the file's permissions (an executable script stays executable).
-  if (fs::exists(path, ec)) fs::permissions(tmp, fs::status(path, ec).permissions(), ec);
-  fs::rename(tmp, path, ec);
-  if (ec) return Unavailable("cannot replace " + path.string() + ": " + ec.message());
-  return Status::Ok();
+// Every write lands inside the worktree, through no symlink (support/safe_file.h); a
+// rewritten source keeps its permissions (an executable script stays executable).
+Status WriteInside(const fs::path& worktree, const std::string& rel, const std::string& bytes, mode_t mode = 0644) {
+  WriteOptions o;
+  o.mode = mode;
+  o.keep_mode = mode != kRecordMode;
+  return WriteFileUnder(worktree, rel, bytes, o);
 }
 
 // The target's path relative to the worktree ('/'-separated); refuses paths outside it.
@@ -217,15 +211,35 @@ Result<std::string> ApplyEdits(const std::string& original, std::vector<Edit> ed
   return out;
 }
 
-fs::path StatePath(const fs::path& worktree) { return worktree / kStateDir / "state.json"; }
+const fs::path kStateFile = fs::path(kStateDir) / "state.json";
+fs::path StatePath(const fs::path& worktree) { return worktree / kStateFile; }
+fs::path BackupOf(const std::string& rel) { return fs::path(kStateDir) / "orig" / rel; }
 
+// The inject state is data parity wrote earlier, and anything may have changed it since: it
+// is read without following symlinks, and a file it names must be a plain relative path
+// (no "..", not absolute) that then resolves inside the worktree.
 Result<std::optional<json>> ReadState(const fs::path& worktree) {
-  std::error_code ec;
-  if (!fs::exists(StatePath(worktree), ec)) return std::optional<json>();
-  PARITY_ASSIGN_OR_RETURN(std::string text, ReadFileLimited(StatePath(worktree), kMaxSourceBytes));
-  json state = json::parse(text, nullptr, false);
-  if (!state.is_object()) return FailedPrecondition(StatePath(worktree).string() + " is not readable JSON");
-  return std::optional<json>(state);
+  auto text = ReadFileUnder(worktree, kStateFile, kMaxSourceBytes);
+  if (!text.ok()) {
+    if (text.status().kind() == ErrorKind::kNotFound) return std::optional<json>();
+    return std::move(text).take_status();
+  }
+  PARITY_ASSIGN_OR_RETURN(json state, ParseJsonDocument(*text, StatePath(worktree).string()));
+  auto bad = [&](const std::string& why) {
+    return FailedPrecondition(StatePath(worktree).string() + " is not parity's inject state: " + why)
+        .WithHint("parity did not write it as it is; look at it and remove the .parity_inject folder by hand");
+  };
+  if (!state.is_object() || !state.contains("files") || !state["files"].is_array()) return bad("no files list");
+  for (const json& f : state["files"]) {
+    for (const char* key : {"path", "sha256_original", "sha256_injected"}) {
+      if (!f.is_object() || !f.contains(key) || !f[key].is_string()) return bad(std::string("a file without ") + key);
+    }
+    std::string rel = f["path"];
+    if (!IsPlainRelative(rel) || rel.rfind(kStateDir, 0) == 0) {
+      return bad("it names \"" + rel + "\", which is not a path inside the worktree");
+    }
+  }
+  return std::optional<json>(std::move(state));
 }
 
 }  // namespace
@@ -322,7 +336,7 @@ Result<json> Inject(const Options& options) {
   std::map<std::string, std::string> originals, injected;
   int target_index = 0;
   for (const auto& [rel, targets] : by_file) {
-    PARITY_ASSIGN_OR_RETURN(std::string original, ReadFileLimited(options.worktree / rel, kMaxSourceBytes));
+    PARITY_ASSIGN_OR_RETURN(std::string original, ReadFileUnder(options.worktree, rel, kMaxSourceBytes));
     std::string sha = Sha256Hex(original);
     auto expected = options.expected_sha256.find(rel);
     if (expected != options.expected_sha256.end() && expected->second != sha) {
@@ -360,13 +374,12 @@ Result<json> Inject(const Options& options) {
                 {"calls", options.calls}, {"python", options.python}, {"probes", probes},
                 {"analysis", analysis}, {"files", json::array()}};
   for (const auto& [rel, original] : originals) {
-    fs::path backup = options.worktree / kStateDir / "orig" / rel;
-    PARITY_RETURN_IF_ERROR(WriteBytes(backup, original));
+    PARITY_RETURN_IF_ERROR(WriteInside(options.worktree, BackupOf(rel).string(), original, kRecordMode));
     state["files"].push_back({{"path", rel}, {"sha256_original", Sha256Hex(original)},
                               {"sha256_injected", Sha256Hex(injected[rel])},
-                              {"backup", (fs::path(kStateDir) / "orig" / rel).generic_string()}});
+                              {"backup", BackupOf(rel).generic_string()}});
   }
-  PARITY_RETURN_IF_ERROR(WriteBytes(StatePath(options.worktree), state.dump(2) + "\n"));
+  PARITY_RETURN_IF_ERROR(WriteInside(options.worktree, kStateFile.string(), state.dump(2) + "\n", kRecordMode));
   std::string helper = embedded::kProbeHelper;
   auto replace = [&helper](const std::string& key, const std::string& value) {
     size_t at = helper.find(key);
@@ -374,52 +387,58 @@ Result<json> Inject(const Options& options) {
   };
   replace("__PARITY_RANK__", std::to_string(options.rank));
   replace("__PARITY_CALLS__", options.calls.empty() ? "None" : json(options.calls).dump());
-  PARITY_RETURN_IF_ERROR(WriteBytes(options.worktree / kHelper, helper));
-  for (const auto& [rel, bytes] : injected) PARITY_RETURN_IF_ERROR(WriteBytes(options.worktree / rel, bytes));
+  PARITY_RETURN_IF_ERROR(WriteInside(options.worktree, kHelper, helper));
+  for (const auto& [rel, bytes] : injected) PARITY_RETURN_IF_ERROR(WriteInside(options.worktree, rel, bytes));
   return json{{"injected", true}, {"worktree", options.worktree.string()}, {"helper", kHelper},
               {"analyser", analysis["analyser"]}, {"files", state["files"]}, {"probes", probes}, {"analysis", analysis}};
 }
 
 Result<json> Revert(const fs::path& worktree, bool force) {
+  PARITY_RETURN_IF_ERROR(CheckParityWorktree(worktree));
   PARITY_ASSIGN_OR_RETURN(auto state, ReadState(worktree));
   if (!state) return json{{"reverted", false}, {"message", "nothing is injected in " + worktree.string()}};
-  // Check everything before touching anything.
-  std::vector<std::pair<fs::path, std::string>> restores;
+  // Check everything before touching anything. The backup is where parity puts it, whatever
+  // the state says.
+  std::vector<std::pair<std::string, std::string>> restores;
   json files = json::array();
   for (const json& f : (*state)["files"]) {
     std::string rel = f["path"];
-    PARITY_ASSIGN_OR_RETURN(std::string backup, ReadFileLimited(worktree / f["backup"].get<std::string>(), kMaxSourceBytes));
+    PARITY_ASSIGN_OR_RETURN(std::string backup, ReadFileUnder(worktree, BackupOf(rel), kMaxSourceBytes));
     if (Sha256Hex(backup) != f["sha256_original"]) {
       return FailedPrecondition("the saved original of " + rel + " does not match its recorded hash; not reverting");
     }
-    auto current = ReadFileLimited(worktree / rel, kMaxSourceBytes);
+    auto current = ReadFileUnder(worktree, rel, kMaxSourceBytes);
+    if (!current.ok() && current.status().kind() != ErrorKind::kNotFound) return std::move(current).take_status();
     std::string current_sha = current.ok() ? Sha256Hex(*current) : "missing";
     if (current_sha != f["sha256_injected"] && current_sha != f["sha256_original"] && !force) {
       return FailedPrecondition(rel + " changed after the probes were injected; reverting would discard that change")
           .WithHint("pass force=true to restore the original anyway");
     }
-    restores.emplace_back(worktree / rel, std::move(backup));
+    restores.emplace_back(rel, std::move(backup));
     files.push_back({{"path", rel}, {"sha256", f["sha256_original"]}});
   }
-  for (const auto& [path, bytes] : restores) {
-    PARITY_RETURN_IF_ERROR(WriteBytes(path, bytes));
-    PARITY_ASSIGN_OR_RETURN(std::string check, ReadFileLimited(path, kMaxSourceBytes));
-    if (Sha256Hex(check) != Sha256Hex(bytes)) return Internal(path.string() + " does not read back as its original bytes");
+  for (const auto& [rel, bytes] : restores) {
+    PARITY_RETURN_IF_ERROR(WriteInside(worktree, rel, bytes));
+    PARITY_ASSIGN_OR_RETURN(std::string check, ReadFileUnder(worktree, rel, kMaxSourceBytes));
+    if (Sha256Hex(check) != Sha256Hex(bytes)) return Internal((worktree / rel).string() + " does not read back as its original bytes");
   }
+  PARITY_RETURN_IF_ERROR(RemoveUnder(worktree, kHelper));
   std::error_code ec;
-  fs::remove(worktree / kHelper, ec);
-  fs::remove_all(worktree / "__pycache__" / "_parity_probe.cpython-311.pyc", ec);
-  fs::remove_all(worktree / kStateDir, ec);
-  if (ec) return Unavailable("cannot remove " + (worktree / kStateDir).string() + ": " + ec.message());
+  for (const auto& entry : fs::directory_iterator(worktree / "__pycache__", ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("_parity_probe.", 0) == 0) PARITY_RETURN_IF_ERROR(RemoveUnder(worktree, fs::path("__pycache__") / name));
+  }
+  PARITY_RETURN_IF_ERROR(RemoveUnder(worktree, kStateDir));
   return json{{"reverted", true}, {"files", files}, {"verified", "sha256 of every restored file equals its original"}};
 }
 
 Result<json> InjectStatus(const fs::path& worktree) {
+  PARITY_RETURN_IF_ERROR(CheckParityWorktree(worktree));
   PARITY_ASSIGN_OR_RETURN(auto state, ReadState(worktree));
   if (!state) return json{{"injected", false}};
   json files = json::array();
   for (const json& f : (*state)["files"]) {
-    auto current = ReadFileLimited(worktree / f["path"].get<std::string>(), kMaxSourceBytes);
+    auto current = ReadFileUnder(worktree, f["path"].get<std::string>(), kMaxSourceBytes);
     std::string sha = current.ok() ? Sha256Hex(*current) : "missing";
     files.push_back({{"path", f["path"]}, {"state", sha == f["sha256_injected"]   ? "injected"
                                                     : sha == f["sha256_original"] ? "original"

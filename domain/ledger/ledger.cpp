@@ -1,6 +1,9 @@
 #include "domain/ledger/ledger.h"
 
 #include "support/iso_time.h"
+#include "support/json_document.h"
+#include "support/redact.h"
+#include "support/safe_file.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -17,40 +20,54 @@ namespace parity::ledger {
 namespace fs = std::filesystem;
 namespace {
 
+constexpr uint64_t kMaxManifestBytes = 256u << 20;
+
 // Holds an exclusive flock on `<report_dir>/manifest.json.lock` for its lifetime.
 class ManifestLock {
  public:
   explicit ManifestLock(const fs::path& report_dir) {
     path_ = report_dir / (std::string(kManifestName) + ".lock");
-    fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ >= 0 && flock(fd_, LOCK_EX) != 0) { close(fd_); fd_ = -1; }
+    auto opened = OpenUnder(report_dir, std::string(kManifestName) + ".lock", O_RDWR | O_CREAT, kRecordMode);
+    if (!opened.ok()) {
+      error_ = opened.status();
+      return;
+    }
+    fd_ = opened->release();
+    if (flock(fd_, LOCK_EX) != 0) {
+      error_ = Unavailable("cannot lock " + path_.string() + ": " + std::strerror(errno));
+      close(fd_);
+      fd_ = -1;
+    }
   }
   ~ManifestLock() { if (fd_ >= 0) { flock(fd_, LOCK_UN); close(fd_); } }
   ManifestLock(const ManifestLock&) = delete;
   ManifestLock& operator=(const ManifestLock&) = delete;
   bool ok() const { return fd_ >= 0; }
-  const fs::path& path() const { return path_; }
+  const Status& error() const { return error_; }
 
  private:
   fs::path path_;
+  Status error_;
   int fd_ = -1;
 };
 
 Result<json> Load(const fs::path& report_dir, bool create) {
   fs::path path = report_dir / kManifestName;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  auto text = ReadFileUnder(report_dir, kManifestName, kMaxManifestBytes);
+  if (!text.ok()) {
+    if (text.status().kind() != ErrorKind::kNotFound) return std::move(text).take_status().Context("reading the ledger");
     if (!create) return NotFound("no ledger at " + path.string()).WithHint("run a parity tool with this report_dir first");
     std::error_code ec;
     fs::path abs = fs::absolute(report_dir, ec);
     return json{{"schema", kSchema}, {"created", NowUtc()}, {"report_dir", abs.string()},
                 {"entries", json::array()}};
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  json manifest = json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
-  if (manifest.is_discarded() || !manifest.is_object() || !manifest.contains("entries") ||
-      !manifest["entries"].is_array()) {
+  auto parsed = ParseJsonDocument(*text, "the ledger " + path.string());
+  if (!parsed.ok()) {
+    return FailedPrecondition(parsed.status().message()).WithHint("move the file aside (it is kept untouched) and rerun");
+  }
+  json manifest = std::move(parsed).value();
+  if (!manifest.is_object() || !manifest.contains("entries") || !manifest["entries"].is_array()) {
     return FailedPrecondition("the ledger " + path.string() + " is not a valid parity manifest")
         .WithHint("move the file aside (it is kept untouched) and rerun");
   }
@@ -58,35 +75,13 @@ Result<json> Load(const fs::path& report_dir, bool create) {
 }
 
 Status Store(const fs::path& report_dir, const json& manifest) {
-  fs::path path = report_dir / kManifestName;
-  fs::path tmp = report_dir / (std::string(kManifestName) + ".tmp");
-  std::string text = manifest.dump(2) + "\n";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Unavailable("cannot write " + tmp.string() + ": " + std::strerror(errno));
-  size_t written = 0;
-  while (written < text.size()) {
-    ssize_t w = write(fd, text.data() + written, text.size() - written);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      close(fd);
-      return Unavailable("cannot write " + tmp.string() + ": " + std::strerror(e));
-    }
-    written += static_cast<size_t>(w);
-  }
-  fsync(fd);
-  close(fd);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return Unavailable("cannot replace " + path.string() + ": " + std::strerror(errno));
-  }
-  return Status::Ok();
+  WriteOptions o;
+  o.mode = kRecordMode;
+  return WriteFileUnder(report_dir, kManifestName, manifest.dump(2) + "\n", o);
 }
 
 Status Prepare(const fs::path& report_dir) {
-  std::error_code ec;
-  fs::create_directories(report_dir, ec);
-  if (ec) return Unavailable("cannot create report directory " + report_dir.string() + ": " + ec.message());
-  return Status::Ok();
+  return MakeDirsUnder(report_dir, ".").Context("creating the report directory");
 }
 
 void MergePatch(json& target, const json& patch) {
@@ -103,13 +98,18 @@ void MergePatch(json& target, const json& patch) {
 std::string NowUtc() { return NowIsoUtc(); }
 
 json ToJson(const Command& c) {
-  return json{{"argv", c.argv}, {"cwd", c.cwd}, {"env", c.env}, {"host", c.host}};
+  RecordedEnv env = RecordEnv(c.env);
+  json argv = json::array();
+  for (const auto& a : c.argv) argv.push_back(RedactCredentialsInText(a));  // git clone https://tok@...
+  json out = {{"argv", argv}, {"cwd", c.cwd}, {"env", env.values}, {"host", c.host}};
+  if (!env.unrecorded.empty()) out["env_unrecorded"] = env.unrecorded;
+  return out;
 }
 
 Result<std::string> Append(const fs::path& report_dir, const Entry& entry) {
   PARITY_RETURN_IF_ERROR(Prepare(report_dir));
   ManifestLock lock(report_dir);
-  if (!lock.ok()) return Unavailable("cannot lock " + lock.path().string() + ": " + std::strerror(errno));
+  if (!lock.ok()) return lock.error();
   PARITY_ASSIGN_OR_RETURN(json manifest, Load(report_dir, /*create=*/true));
 
   size_t next = manifest["entries"].size() + 1;
@@ -131,7 +131,7 @@ Result<std::string> Append(const fs::path& report_dir, const Entry& entry) {
 
 Status Update(const fs::path& report_dir, const std::string& id, const json& merge_patch) {
   ManifestLock lock(report_dir);
-  if (!lock.ok()) return Unavailable("cannot lock " + lock.path().string() + ": " + std::strerror(errno));
+  if (!lock.ok()) return lock.error();
   PARITY_ASSIGN_OR_RETURN(json manifest, Load(report_dir, /*create=*/false));
   for (auto& e : manifest["entries"]) {
     if (e.value("id", "") == id) {
@@ -148,7 +148,7 @@ Result<json> Read(const fs::path& report_dir) {
     return NotFound("no ledger at " + (report_dir / kManifestName).string())
         .WithHint("run a parity tool with this report_dir first");
   }
-  ManifestLock lock(report_dir);
+  ManifestLock lock(report_dir);  // a read-only report directory is still read (unlocked)
   return Load(report_dir, /*create=*/false);
 }
 

@@ -1,4 +1,5 @@
 #include "domain/msprobe/stack.h"
+#include "support/json_document.h"
 #include "support/file_read.h"
 
 #include <algorithm>
@@ -67,8 +68,8 @@ const std::vector<std::string>* StackIndex::Find(std::string_view entry) const {
 }
 
 Result<StackIndex> ParseStackJson(std::string_view text, const std::filesystem::path& origin) {
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) {
+  PARITY_ASSIGN_OR_RETURN(json doc, ParseJsonDocument(text, origin.string()));
+  if (!doc.is_object()) {
     return InvalidArgument(origin.string() + ": not a JSON object (expected msprobe's stack.json)");
   }
   StackIndex index;
@@ -110,8 +111,8 @@ Result<StackIndex> ReadStackJson(const std::filesystem::path& path) {
 
 Result<std::unordered_map<std::string, std::string>> ReadConstructJson(const std::filesystem::path& path) {
   PARITY_ASSIGN_OR_RETURN(std::string text, ReadFileLimited(path, kMaxStackJsonBytes));
-  json doc = json::parse(text, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) {
+  PARITY_ASSIGN_OR_RETURN(json doc, ParseJsonDocument(text, path.string()));
+  if (!doc.is_object()) {
     return InvalidArgument(path.string() + ": not a JSON object (expected msprobe's construct.json)");
   }
   std::unordered_map<std::string, std::string> parents;

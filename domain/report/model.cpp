@@ -8,6 +8,7 @@
 
 #include "domain/report/tarball.h"
 #include "support/file_read.h"
+#include "support/json_document.h"
 
 namespace parity::report {
 
@@ -15,9 +16,7 @@ namespace fs = std::filesystem;
 
 Result<json> ReadJsonFile(const fs::path& path) {
   PARITY_ASSIGN_OR_RETURN(std::string text, ReadFileLimited(path, kMaxReportFileBytes));
-  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded()) return InvalidArgument(path.string() + ": not valid JSON");
-  return value;
+  return ParseJsonDocument(text, path.string());  // a nested hunt.json is an error, not a crash
 }
 
 namespace {

@@ -1,4 +1,5 @@
 #include "domain/report/pdf.h"
+#include "support/safe_file.h"
 
 #include <algorithm>
 #include <cmath>
@@ -402,15 +403,16 @@ Status RenderPdf(const Document& doc, const std::filesystem::path& out_path) {
                   static_cast<unsigned>(sink.detail));
     return Internal(std::string("libharu reported error ") + buf + " while laying out the report");
   }
-  std::filesystem::path tmp = out_path;
-  tmp += ".tmp";
-  if (HPDF_SaveToFile(pdf.get(), tmp.c_str()) != HPDF_OK) {
-    return Unavailable("libharu could not write " + tmp.string());
+  // Into memory, then written as every report file is (support/safe_file.h: no symlink
+  // followed), instead of libharu opening a path itself.
+  if (HPDF_SaveToStream(pdf.get()) != HPDF_OK) return Internal("libharu could not serialise the PDF");
+  std::string bytes(HPDF_GetStreamSize(pdf.get()), '\0');
+  HPDF_UINT32 size = static_cast<HPDF_UINT32>(bytes.size());
+  HPDF_STATUS read = HPDF_ReadFromStream(pdf.get(), reinterpret_cast<HPDF_BYTE*>(bytes.data()), &size);
+  if ((read != HPDF_OK && read != HPDF_STREAM_EOF) || size != bytes.size()) {
+    return Internal("libharu returned " + std::to_string(size) + " of " + std::to_string(bytes.size()) + " PDF bytes");
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, out_path, ec);
-  if (ec) return Unavailable("cannot move " + tmp.string() + " to " + out_path.string() + ": " + ec.message());
-  return Status::Ok();
+  return WriteFileAtomic(out_path, bytes);
 }
 
 }  // namespace parity::report

@@ -10,6 +10,7 @@
 #include "domain/report/raster.h"
 #include "domain/report/reproduce.h"
 #include "support/file_read.h"
+#include "support/safe_file.h"
 
 namespace parity::report {
 
@@ -18,20 +19,12 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr double kChartW = 720, kChartH = 340, kPngScale = 2;  // 1440 x 680 pixels
+constexpr uint64_t kMaxCsvBytes = 1u << 30;  // a per-step CSV of a very long run
 
-Status WriteFileAtomic(const fs::path& path, const std::string& data) {
-  fs::path tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Unavailable("cannot write " + tmp.string());
-    out.write(data.data(), static_cast<std::streamsize>(data.size()));
-    if (!out) return Unavailable("writing " + tmp.string() + " failed");
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) return Unavailable("cannot move " + tmp.string() + " to " + path.string() + ": " + ec.message());
-  return Status::Ok();
+// Every output lands in <report_dir>/report/, written through no symlink (a report
+// directory inside a cloned repository may hold planted links).
+Status WriteReportFile(const fs::path& report_dir, const fs::path& path, const std::string& data) {
+  return WriteFileUnder(report_dir, RelativeUnder(report_dir, path), data);
 }
 
 std::string Rel(const fs::path& p, const fs::path& base) { return p.lexically_relative(base).string(); }
@@ -132,8 +125,7 @@ Result<RenderResult> RenderReport(const RenderOptions& o) {
                           LoadReportModel({o.report_dir, o.cases, o.title, o.language}));
   const fs::path out_dir = model.report_dir / "report";
   std::error_code ec;
-  fs::create_directories(out_dir / "charts", ec);
-  if (ec) return Unavailable("cannot create " + (out_dir / "charts").string() + ": " + ec.message());
+  PARITY_RETURN_IF_ERROR(MakeDirsUnder(model.report_dir, "report/charts"));
   const std::string now = ledger::NowUtc();
 
   RenderResult result;
@@ -149,7 +141,7 @@ Result<RenderResult> RenderReport(const RenderOptions& o) {
     progress(1, "building reproduce.json from the ledger");
     PARITY_ASSIGN_OR_RETURN(reproduce, BuildReproduce(model, now));
     fs::path path = out_dir / "reproduce.json";
-    PARITY_RETURN_IF_ERROR(WriteFileAtomic(path, reproduce.dump(2) + "\n"));
+    PARITY_RETURN_IF_ERROR(WriteReportFile(model.report_dir, path, reproduce.dump(2) + "\n"));
     result.outputs["reproduce"] = path.string();
   }
   Document doc = BuildDocument(model, reproduce, now);
@@ -162,7 +154,7 @@ Result<RenderResult> RenderReport(const RenderOptions& o) {
     for (const Block* b : Charts(doc)) {
       PARITY_ASSIGN_OR_RETURN(std::string png, ChartToPng(b->chart, kChartW, kChartH, kPngScale));
       fs::path path = out_dir / "charts" / (b->chart_id + ".png");
-      PARITY_RETURN_IF_ERROR(WriteFileAtomic(path, png));
+      PARITY_RETURN_IF_ERROR(WriteReportFile(model.report_dir, path, png));
       result.outputs["charts"].push_back(path.string());
       pngs.emplace_back(b->chart_id, std::move(png));
       if (o.cancel.cancelled()) return Cancelled();
@@ -171,7 +163,7 @@ Result<RenderResult> RenderReport(const RenderOptions& o) {
   if (has("html")) {
     progress(3, "writing the HTML report");
     fs::path path = out_dir / "report.html";
-    PARITY_RETURN_IF_ERROR(WriteFileAtomic(path, RenderHtml(doc)));
+    PARITY_RETURN_IF_ERROR(WriteReportFile(model.report_dir, path, RenderHtml(doc)));
     result.outputs["html"] = path.string();
   }
   fs::path pdf = out_dir / "numerical_stability_report.pdf";
@@ -189,8 +181,8 @@ Result<RenderResult> RenderReport(const RenderOptions& o) {
     result.outputs["csv"] = json::array();
     for (const auto& c : model.cases) {
       fs::path path = out_dir / (c.name + "_diff_summary.csv");
-      fs::copy_file(c.csv_path, path, fs::copy_options::overwrite_existing, ec);
-      if (ec) return Unavailable("cannot copy " + c.csv_path.string() + " to " + path.string() + ": " + ec.message());
+      PARITY_ASSIGN_OR_RETURN(std::string csv, ReadFileLimited(c.csv_path, kMaxCsvBytes));
+      PARITY_RETURN_IF_ERROR(WriteReportFile(model.report_dir, path, csv));
       result.outputs["csv"].push_back(path.string());
       csvs.push_back(path);
     }

@@ -9,6 +9,7 @@
 
 #include "domain/run/launch.h"
 #include "support/json_reader.h"
+#include "support/redact.h"
 
 namespace parity::report {
 
@@ -91,7 +92,7 @@ json Remotes(GitRepo& g) {
     git_remote* r = nullptr;
     if (git_remote_lookup(&r, g.repo, names.strings[i]) == 0) {
       const char* url = git_remote_url(r);
-      if (url && *url) remotes.push_back({{"name", names.strings[i]}, {"url", url}});
+      if (url && *url) remotes.push_back({{"name", names.strings[i]}, {"url", RedactUrlCredentials(url)}});
       git_remote_free(r);
     }
   }

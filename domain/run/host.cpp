@@ -1,5 +1,7 @@
 #include "domain/run/host.h"
 
+#include <fcntl.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -7,6 +9,7 @@
 #include <functional>
 #include <unistd.h>
 
+#include "support/safe_file.h"
 #include "support/ssh_dl.h"
 
 namespace parity::run {
@@ -17,8 +20,18 @@ namespace {
 // the command and is the call's error.
 class FileWriter {
  public:
-  explicit FileWriter(const FileSink& sink) : sink_(sink), file_(std::fopen(sink.path.c_str(), "wb")) {
+  // The ".part" file is opened through no symlink (support/safe_file.h), so one planted
+  // under that name in the report directory cannot redirect a download.
+  explicit FileWriter(const FileSink& sink) : sink_(sink), file_(nullptr) {
+    auto fd = OpenUnder(sink.path.parent_path().empty() ? "." : sink.path.parent_path(), sink.path.filename(),
+                        O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (!fd.ok()) {
+      error_ = std::move(fd).take_status().Context("cannot create " + sink.path.string());
+      return;
+    }
+    file_ = ::fdopen(fd->get(), "wb");
     if (!file_) error_ = Unavailable("cannot create " + sink.path.string() + ": " + std::strerror(errno));
+    else fd->release();
   }
   ~FileWriter() {
     if (file_) std::fclose(file_);

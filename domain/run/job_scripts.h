@@ -4,24 +4,28 @@
 //   supervisor.pid  the detached supervisor (its own session: survives parity and the SSH
 //                   connection that started it)
 //   pid             the training process, leader of its own process group (what cancel kills)
+//                   the training and its children carry PARITY_JOB_NONCE=<the record's nonce>
+//                   in their environment: what proves a group is this job's before a signal
 //   exit_code       written by the supervisor when the training ends (128+N: killed by signal N)
 //   timed_out, cancel_requested   markers that explain a signal
 #pragma once
 
+#include <string>
+
 namespace parity::run {
 
-// bash -c kLauncher parity-launch <supervisor script> <job dir> <log> <timeout_s> <cwd> -- argv...
+// bash -c kLauncher parity-launch <supervisor script> <job dir> <log> <timeout_s> <cwd> <nonce> -- argv...
 // Creates the job dir, starts the supervisor detached and prints its pid.
 inline constexpr const char* kLauncher = R"SH(
 sup=$1; d=$2; shift 2
 mkdir -p -- "$d" && d=$(cd -- "$d" && pwd) || { echo "cannot create job directory $2" >&2; exit 90; }
-setsid nohup bash -c "$sup" parity-job "$d" "$@" > /dev/null 2>&1 < /dev/null &
+PARITY_JOB_NONCE=$4 setsid nohup bash -c "$sup" parity-job "$d" "$@" > /dev/null 2>&1 < /dev/null &
 echo "$!"
 )SH";
 
-// bash -c kSupervisor parity-job <abs job dir> <log> <timeout_s> <cwd> -- argv...
+// bash -c kSupervisor parity-job <abs job dir> <log> <timeout_s> <cwd> <nonce> -- argv...
 inline constexpr const char* kSupervisor = R"SH(
-d=$1; log=$2; t=$3; wd=$4; shift 5
+d=$1; log=$2; t=$3; wd=$4; export PARITY_JOB_NONCE=$5; shift 6
 echo "$$" > "$d/supervisor.pid"
 case $log in /*) ;; *) log=$d/$log ;; esac
 if ! cd -- "$wd" 2>/dev/null; then
@@ -48,18 +52,46 @@ wait "$c"; rc=$?
 echo "$rc" > "$d/exit_code.tmp" && mv -f "$d/exit_code.tmp" "$d/exit_code"
 )SH";
 
-// bash -c kStatus parity-status <job dir> <log> <offset> <supervisor pid from the launcher>
+// The checks kStatus and kCancel share.
+inline constexpr const char* kOurs = R"SH(
+# carries P: whether process P (> 1) has this job's nonce in its environment (readable only
+# by its owner; set at its start, so no other process can have it).
+carries() {
+  case $1 in ''|*[!0-9]*) return 1 ;; esac
+  [ "$1" -gt 1 ] && [ -n "$nonce" ] || return 1
+  tr '\0' '\n' 2>/dev/null < "/proc/$1/environ" | grep -qxF "PARITY_JOB_NONCE=$nonce"
+}
+# ours G: whether process group G has a process that carries the nonce; the leader is
+# looked at first, the other members only once it is gone.
+ours() {
+  local g=$1 s p rest
+  case $g in ''|*[!0-9]*) return 1 ;; esac
+  [ "$g" -gt 1 ] && [ -n "$nonce" ] || return 1
+  for s in "/proc/$g/stat" /proc/[0-9]*/stat; do
+    read -r rest 2>/dev/null < "$s" || continue
+    rest=${rest##*) }
+    set -- $rest
+    [ "$3" = "$g" ] || continue
+    p=${s#/proc/}; p=${p%/stat}
+    carries "$p" && return 0
+  done
+  return 1
+}
+)SH";
+
+// bash -c kStatus parity-status <job dir> <log> <offset> <supervisor pid from the launcher> <nonce>
 // key=value lines, then "@@log" and the log from byte <offset> (at most 4 MiB). The exit
 // code is read before the log, so once it is there the log bytes that follow are complete.
-// A negative offset skips the log (a local job's log is read directly).
-inline constexpr const char* kStatus = R"SH(
-d=$1; log=$2; off=$3
+// A negative offset skips the log (a local job's log is read directly). group_alive is 1
+// only for a group that is this job's (ours).
+inline const std::string kStatus = std::string(kOurs) + R"SH(
+d=$1; log=$2; off=$3; nonce=$5
 case $log in /*) ;; *) log=$d/$log ;; esac
 sup=$(cat "$d/supervisor.pid" 2>/dev/null); sup=${sup:-$4}; pid=$(cat "$d/pid" 2>/dev/null)
 echo "exists=$([ -d "$d" ] && echo 1 || echo 0)"
 echo "pid=$pid"
-echo "supervisor_alive=$([ -n "$sup" ] && kill -0 "$sup" 2>/dev/null && echo 1 || echo 0)"
-echo "group_alive=$([ -n "$pid" ] && kill -0 -- "-$pid" 2>/dev/null && echo 1 || echo 0)"
+echo "supervisor_alive=$(carries "$sup" && echo 1 || echo 0)"
+echo "group_alive=$(ours "$pid" && echo 1 || echo 0)"
 echo "exit_code=$(cat "$d/exit_code" 2>/dev/null)"
 echo "timed_out=$([ -e "$d/timed_out" ] && echo 1 || echo 0)"
 echo "cancel_requested=$([ -e "$d/cancel_requested" ] && echo 1 || echo 0)"
@@ -69,18 +101,24 @@ echo "@@log"
 exit 0
 )SH";
 
-// bash -c kCancel parity-cancel <job dir> <grace_s>
+// bash -c kCancel parity-cancel <job dir> <grace_s> <nonce>
 // SIGTERM to the training's process group, SIGKILL to what is left of it after the grace
 // period; returns once the group is gone and the supervisor has recorded the exit status.
-inline constexpr const char* kCancel = R"SH(
-d=$1; grace=$2
-: > "$d/cancel_requested"
+// A group that is not this job's (ours) gets no signal: exit 6.
+inline const std::string kCancel = std::string(kOurs) + R"SH(
+d=$1; grace=$2; nonce=$3
 pid=$(cat "$d/pid" 2>/dev/null)
 [ -n "$pid" ] || { echo "no pid recorded in $d" >&2; exit 3; }
+if ! ours "$pid"; then
+  [ -e "$d/exit_code" ] && exit 0
+  echo "process group $pid is not one parity started for this job (no process of it carries the job's nonce); no signal sent" >&2
+  exit 6
+fi
+: > "$d/cancel_requested"
 kill -TERM -- "-$pid" 2>/dev/null
 i=0
-while kill -0 -- "-$pid" 2>/dev/null && [ "$i" -lt $((grace * 5)) ]; do sleep 0.2; i=$((i + 1)); done
-kill -0 -- "-$pid" 2>/dev/null && kill -KILL -- "-$pid" 2>/dev/null
+while ours "$pid" && [ "$i" -lt $((grace * 5)) ]; do sleep 0.2; i=$((i + 1)); done
+ours "$pid" && kill -KILL -- "-$pid" 2>/dev/null
 i=0
 while [ ! -e "$d/exit_code" ] && [ "$i" -lt 50 ]; do sleep 0.2; i=$((i + 1)); done
 exit 0

@@ -1,5 +1,10 @@
 #include "domain/run/jobs.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <fstream>
 #include <random>
@@ -10,6 +15,8 @@
 #include "domain/run/job_record.h"
 #include "domain/run/job_scripts.h"
 #include "domain/run/log_scan.h"
+#include "support/safe_file.h"
+#include "support/utf8.h"
 
 namespace parity::run {
 
@@ -27,6 +34,14 @@ std::string Sanitize(const std::string& s) {
   std::string out;
   for (char c : s) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
   return out.empty() ? "run" : out;
+}
+
+// 128 random bits, hex: the mark a job's processes carry in their environment.
+std::string NewNonce() {
+  std::random_device rd;
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%08x%08x%08x%08x", rd(), rd(), rd(), rd());
+  return buf;
 }
 
 std::string NewJobId(const JobSpec& spec) {
@@ -91,7 +106,7 @@ struct Poll {
 Result<Poll> PollOnce(Host& host, const fs::path& report_dir, const json& job, int64_t offset) {
   std::vector<std::string> argv = {"bash", "-c", kStatus, "parity-status", HostJobDir(report_dir, job),
                                    HostLogArg(report_dir, job), std::to_string(offset),
-                                   std::to_string(job.value("supervisor_pid", 0))};
+                                   std::to_string(job.value("supervisor_pid", 0)), job.value("nonce", "")};
   ExecOptions o;
   o.timeout = std::chrono::seconds(60);
   o.output_cap = kRemoteChunk + 65536;
@@ -128,47 +143,37 @@ int64_t FileSize(const fs::path& p) {
   return ec ? 0 : static_cast<int64_t>(n);
 }
 
-Status AppendFile(const fs::path& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary | std::ios::app);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!out) return Unavailable("cannot append to " + p.string());
-  return Status::Ok();
-}
-
 // Polls; for a remote job, copies the new log bytes into the local log until caught up.
 Result<Poll> Sync(Host& host, const fs::path& report_dir, const json& job) {
   fs::path local_log = report_dir / job["log"].get<std::string>();
   if (!IsRemote(job)) return PollOnce(host, report_dir, job, -1);
   while (true) {
     PARITY_ASSIGN_OR_RETURN(Poll p, PollOnce(host, report_dir, job, FileSize(local_log)));
-    PARITY_RETURN_IF_ERROR(AppendFile(local_log, p.log_bytes));
+    PARITY_RETURN_IF_ERROR(AppendFileUnder(report_dir, job["log"].get<std::string>(), p.log_bytes));
     if (p.log_bytes.size() < kRemoteChunk) return p;
   }
 }
 
-LogScanner ScanLog(const fs::path& path, int64_t* offset = nullptr) {
+// The job's log is read as the record names it, a file name in the report directory, and
+// never through a symlink (a planted link would put another file's lines in the result).
+LogScanner ScanLog(const fs::path& report_dir, const json& job) {
   LogScanner scanner;
-  std::ifstream in(path, std::ios::binary);
+  auto fd = OpenUnder(report_dir, job["log"].get<std::string>(), O_RDONLY | O_NONBLOCK);
+  struct stat st;
+  if (!fd.ok() || ::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode)) return scanner;
   std::string buf(1u << 20, '\0');
-  int64_t total = 0;
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    std::streamsize n = in.gcount();
+  while (true) {
+    ssize_t n = ::read(fd->get(), buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     scanner.Feed(std::string_view(buf.data(), static_cast<size_t>(n)));
-    total += n;
   }
-  if (offset) *offset = total;
   return scanner;
 }
 
-std::string LogTail(const fs::path& path) {
-  int64_t size = FileSize(path);
-  std::ifstream in(path, std::ios::binary);
-  int64_t from = std::max<int64_t>(0, size - 16384);
-  in.seekg(from);
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return LastLines(data, 30, 4096);
+std::string LogTail(const fs::path& report_dir, const json& job) {
+  auto data = ReadFileTailUnder(report_dir, job["log"].get<std::string>(), 16384);
+  return data.ok() ? ToValidUtf8(LastLines(*data, 30, 4096)) : "(log not readable: " + data.status().message() + ")";
 }
 
 // The view every call returns; `scanner` describes the log as read so far.
@@ -207,8 +212,7 @@ json View(const fs::path& report_dir, const json& job, const LogScanner& scanner
 
 // Decides how a finished job went, moves the initial checkpoint, records the outcome.
 Result<json> Finalize(Host& host, const fs::path& report_dir, json job, const Poll& poll) {
-  fs::path log = report_dir / job["log"].get<std::string>();
-  LogScanner scanner = ScanLog(log);
+  LogScanner scanner = ScanLog(report_dir, job);
   scanner.Flush();
   std::string status = "ok";
   std::vector<std::string> reasons;
@@ -281,7 +285,7 @@ Result<json> Finalize(Host& host, const fs::path& report_dir, json job, const Po
                 {"duration_s", finished - job.value("started_unix", finished)},
                 {"message", message}};
   if (!checkpoint.is_null()) final["checkpoint"] = checkpoint;
-  if (status != "ok") final["log_tail"] = LogTail(log);
+  if (status != "ok") final["log_tail"] = LogTail(report_dir, job);
   job["final"] = final;
   PARITY_RETURN_IF_ERROR(SaveJob(report_dir, job));
 
@@ -306,22 +310,46 @@ Result<json> Finalize(Host& host, const fs::path& report_dir, json job, const Po
   return View(report_dir, job, scanner, status);
 }
 
-Result<std::unique_ptr<Host>> HostFor(const json& job) {
-  PARITY_ASSIGN_OR_RETURN(auto target, SshTargetOf(job));
-  return OpenHost(target);
+// The host to poll a job on. A record is data: parity never connects to a host because a
+// record names it. A local job is polled here; a remote one only on the host the caller
+// opened (from its arguments or the user's policy), which must be the one the record names.
+Result<std::unique_ptr<Host>> HostFor(const json& job, Host*& host) {
+  std::unique_ptr<Host> owned;
+  if (!host) {
+    if (IsRemote(job)) {
+      return FailedPrecondition("job " + job["id"].get<std::string>() + " ran on " + job["host"].get<std::string>() +
+                                "; parity does not connect to a host named only by a job record")
+          .WithHint("pass the host again (ssh: {host, username, port} as when the job was started) to poll or cancel it");
+    }
+    PARITY_ASSIGN_OR_RETURN(owned, OpenHost(std::nullopt));
+    host = owned.get();
+  }
+  if (host->Describe() != job["host"].get<std::string>()) {
+    return FailedPrecondition("job " + job["id"].get<std::string>() + " ran on " + job["host"].get<std::string>() +
+                              ", not on " + host->Describe())
+        .WithHint("pass the job's own host");
+  }
+  return owned;
 }
 
 // One poll under the job lock, judging the job when it has ended.
 Result<json> Refresh(Host& host, const fs::path& report_dir, const std::string& id) {
-  PARITY_ASSIGN_OR_RETURN(JobLock lock, JobLock::Acquire(JobDir(report_dir, id)));
+  PARITY_ASSIGN_OR_RETURN(JobLock lock, JobLock::Acquire(report_dir, id));
   PARITY_ASSIGN_OR_RETURN(json job, LoadJob(report_dir, id));
-  fs::path log = report_dir / job["log"].get<std::string>();
-  if (job.contains("final")) return View(report_dir, job, ScanLog(log), job["final"]["status"]);
+  if (job.contains("final")) return View(report_dir, job, ScanLog(report_dir, job), job["final"]["status"]);
   PARITY_ASSIGN_OR_RETURN(Poll p, Sync(host, report_dir, job));
   bool starting = !p.exit_code && !p.supervisor_alive && !p.group_alive && p.exists &&
                   UnixNow() - job.value("started_unix", int64_t{0}) < 30 && p.pid.empty();
   if (p.exit_code || (!p.supervisor_alive && !p.group_alive && !starting)) return Finalize(host, report_dir, job, p);
-  return View(report_dir, job, ScanLog(log), "running");
+  return View(report_dir, job, ScanLog(report_dir, job), "running");
+}
+
+// The command as the job record keeps it: the ledger's form (environment values by name
+// only unless recordable, support/redact.h) without the host, which the record has apart.
+json RecordedCommand(const ledger::Command& command) {
+  json c = ledger::ToJson(command);
+  c.erase("host");
+  return c;
 }
 
 }  // namespace
@@ -353,8 +381,7 @@ Result<json> StartJob(Host& host, const fs::path& report_dir_in, const JobSpec& 
   }
 
   std::error_code ec;
-  fs::create_directories(JobsDir(report_dir), ec);
-  if (ec) return Unavailable("cannot create " + JobsDir(report_dir).string() + ": " + ec.message());
+  PARITY_RETURN_IF_ERROR(MakeDirsUnder(report_dir, "jobs"));
   std::string log = LogName(spec);
   fs::path log_path = report_dir / log;
   for (const std::string& other : JobIds(report_dir)) {
@@ -367,15 +394,19 @@ Result<json> StartJob(Host& host, const fs::path& report_dir_in, const JobSpec& 
     }
   }
   json replaced = nullptr;
-  if (fs::exists(log_path)) {  // keep the previous run's log, as a rerun must not erase evidence
+  auto log_type = fs::symlink_status(log_path, ec).type();
+  if (log_type != fs::file_type::not_found && log_type != fs::file_type::regular) {
+    return FailedPrecondition(log_path.string() + " is not a regular file (a symlink?); parity does not write through it")
+        .WithHint("remove it, or use another report directory");
+  }
+  if (log_type == fs::file_type::regular) {  // keep the previous run's log, as a rerun must not erase evidence
     auto mtime = std::chrono::file_clock::to_sys(fs::last_write_time(log_path));
     std::time_t t = std::chrono::system_clock::to_time_t(mtime);
     char stamp[32];
     std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", std::gmtime(&t));
     fs::path old = log_path;
     old.replace_extension(std::string(".") + stamp + ".log");
-    fs::rename(log_path, old, ec);
-    if (ec) return Unavailable("cannot move the previous log " + log_path.string() + " aside: " + ec.message());
+    PARITY_RETURN_IF_ERROR(RenameUnder(report_dir, log, old.filename()).Context("moving the previous log aside"));
     replaced = old.filename().string();
   }
 
@@ -406,6 +437,12 @@ Result<json> StartJob(Host& host, const fs::path& report_dir_in, const JobSpec& 
   }
 
   std::string id = NewJobId(spec);
+  PARITY_RETURN_IF_ERROR(CreateJobDir(report_dir, id));
+  if (!spec.ssh) {
+    // The supervisor appends to the log with the shell's >>: it must find a regular file
+    // parity made, never a link planted under that name.
+    PARITY_RETURN_IF_ERROR(OpenUnder(report_dir, log, O_WRONLY | O_CREAT | O_EXCL, 0644).status());
+  }
   json job = {{"schema", kJobSchema},
               {"id", id},
               {"tool", "run_training"},
@@ -415,7 +452,7 @@ Result<json> StartJob(Host& host, const fs::path& report_dir_in, const JobSpec& 
               {"launcher", spec.launcher},
               {"host", host.Describe()},
               {"ssh", spec.ssh ? ToJson(*spec.ssh) : json(nullptr)},
-              {"command", {{"argv", spec.argv}, {"cwd", spec.cwd}, {"env", spec.env}}},
+              {"command", RecordedCommand(command)},
               {"log", log},
               {"started", ledger::NowUtc()},
               {"started_unix", UnixNow()},
@@ -424,6 +461,7 @@ Result<json> StartJob(Host& host, const fs::path& report_dir_in, const JobSpec& 
               {"checkpoint_dir", spec.checkpoint_dir},
               {"checkpoint_to_move", spec.checkpoint_to_move ? json(*spec.checkpoint_to_move) : json(nullptr)},
               {"git", git},
+              {"nonce", NewNonce()},
               {"notes", spec.notes}};
   if (spec.ssh) job["remote_dir"] = spec.remote_job_root + "/" + id;
 
@@ -446,7 +484,8 @@ Result<json> StartJob(Host& host, const fs::path& report_dir_in, const JobSpec& 
   PARITY_RETURN_IF_ERROR(SaveJob(report_dir, job));
 
   std::vector<std::string> argv = {"bash", "-c", kLauncher, "parity-launch", kSupervisor, HostJobDir(report_dir, job),
-                                   HostLogArg(report_dir, job), std::to_string(spec.timeout_s), spec.cwd, "--"};
+                                   HostLogArg(report_dir, job), std::to_string(spec.timeout_s), spec.cwd,
+                                   job["nonce"].get<std::string>(), "--"};
   if (!spec.env.empty()) {
     argv.push_back("env");
     for (const auto& [k, v] : spec.env) argv.push_back(k + "=" + v);
@@ -471,12 +510,8 @@ Result<json> StartJob(Host& host, const fs::path& report_dir_in, const JobSpec& 
 Result<json> JobStatus(const fs::path& report_dir_in, const std::string& id, Host* host) {
   fs::path report_dir = fs::absolute(report_dir_in).lexically_normal();
   PARITY_ASSIGN_OR_RETURN(json job, LoadJob(report_dir, id));
-  if (job.contains("final")) return View(report_dir, job, ScanLog(report_dir / job["log"].get<std::string>()), job["final"]["status"]);
-  std::unique_ptr<Host> owned;
-  if (!host) {
-    PARITY_ASSIGN_OR_RETURN(owned, HostFor(job));
-    host = owned.get();
-  }
+  if (job.contains("final")) return View(report_dir, job, ScanLog(report_dir, job), job["final"]["status"]);
+  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Host> owned, HostFor(job, host));
   return Refresh(*host, report_dir, id);
 }
 
@@ -484,9 +519,8 @@ Result<json> WaitJob(const fs::path& report_dir_in, const std::string& id, const
   fs::path report_dir = fs::absolute(report_dir_in).lexically_normal();
   PARITY_ASSIGN_OR_RETURN(json job, LoadJob(report_dir, id));
   std::unique_ptr<Host> owned;
-  if (!host && !job.contains("final")) {
-    PARITY_ASSIGN_OR_RETURN(owned, HostFor(job));
-    host = owned.get();
+  if (!job.contains("final")) {
+    PARITY_ASSIGN_OR_RETURN(owned, HostFor(job, host));
   }
   auto start = std::chrono::steady_clock::now();
   int64_t reported = -1;
@@ -539,22 +573,25 @@ Result<json> CancelJob(const fs::path& report_dir_in, const std::string& id, Hos
   fs::path report_dir = fs::absolute(report_dir_in).lexically_normal();
   PARITY_ASSIGN_OR_RETURN(json job, LoadJob(report_dir, id));
   if (job.contains("final")) return JobStatus(report_dir, id, host);
-  std::unique_ptr<Host> owned;
-  if (!host) {
-    PARITY_ASSIGN_OR_RETURN(owned, HostFor(job));
-    host = owned.get();
-  }
-  PARITY_RETURN_IF_ERROR(
-      RunChecked(*host, "cancelling job " + id, {"bash", "-c", kCancel, "parity-cancel", HostJobDir(report_dir, job), "10"}, 90)
-          .status());
+  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Host> owned, HostFor(job, host));
+  // kCancel signals the process group only when one of its processes carries this job's
+  // nonce in its environment (set by the supervisor at start): a pid file naming another
+  // process (1: every process) is refused, whatever the record says.
+  PARITY_RETURN_IF_ERROR(RunChecked(*host, "cancelling job " + id,
+                                    {"bash", "-c", kCancel, "parity-cancel", HostJobDir(report_dir, job), "10",
+                                     job.value("nonce", "")},
+                                    90)
+                             .status());
   return Refresh(*host, report_dir, id);
 }
 
-Result<json> ListJobs(const fs::path& report_dir_in) {
+Result<json> ListJobs(const fs::path& report_dir_in, Host* host) {
   fs::path report_dir = fs::absolute(report_dir_in).lexically_normal();
   json jobs = json::array();
   for (const std::string& id : JobIds(report_dir)) {
-    auto v = JobStatus(report_dir, id);
+    auto job = LoadJob(report_dir, id);
+    bool on_host = job.ok() && host && host->Describe() == (*job)["host"].get<std::string>();
+    auto v = JobStatus(report_dir, id, on_host ? host : nullptr);
     if (v.ok()) {
       jobs.push_back(*v);
     } else {

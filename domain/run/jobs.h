@@ -70,13 +70,17 @@ struct WaitOptions {
 Result<json> StartJob(Host& host, const std::filesystem::path& report_dir, const JobSpec& spec);
 
 // Polls once (streaming a remote log into the report directory) and judges a finished job.
-// `host` may be null: the job's host is opened from its record.
+// `host` may be null for a local job; a remote job is polled only on the host the caller
+// opened (never one a record names alone), and a host that is not the record's is refused.
+// Cancel signals the job's process group only when a process of it carries the job's nonce
+// in its environment (read from /proc on the executing host).
 Result<json> JobStatus(const std::filesystem::path& report_dir, const std::string& id, Host* host = nullptr);
 Result<json> WaitJob(const std::filesystem::path& report_dir, const std::string& id, const WaitOptions& options,
                      Host* host = nullptr);
 Result<json> CancelJob(const std::filesystem::path& report_dir, const std::string& id, Host* host = nullptr);
-// Every job in the report directory, unfinished ones polled.
-Result<json> ListJobs(const std::filesystem::path& report_dir);
+// Every job in the report directory, unfinished ones polled (remote ones only when `host`
+// is theirs; the others are listed with status "unknown" and the reason).
+Result<json> ListJobs(const std::filesystem::path& report_dir, Host* host = nullptr);
 
 // A failed/cancelled/timeout/lost job as an error Status carrying the view's evidence.
 Status JobFailure(const json& view);

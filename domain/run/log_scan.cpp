@@ -1,4 +1,5 @@
 #include "domain/run/log_scan.h"
+#include "support/utf8.h"
 
 #include <regex>
 
@@ -134,11 +135,12 @@ void LogScanner::ScanLine(std::string raw) {
 json LogScanner::ToJson() const {
   json findings = json::array();
   for (const auto& f : findings_) {
-    findings.push_back({{"kind", f.kind}, {"line", f.line}, {"text", f.text}, {"hint", f.hint}});
+    // A log line is bytes: an invalid UTF-8 byte is kept visible (\xNN), never a JSON error.
+    findings.push_back({{"kind", f.kind}, {"line", f.line}, {"text", ToValidUtf8(f.text)}, {"hint", f.hint}});
   }
   return {{"last_step", last_step_ ? json(*last_step_) : json(nullptr)},
           {"step_lines", step_lines_},
-          {"latest_loss", last_loss_ ? json(*last_loss_) : json(nullptr)},
+          {"latest_loss", last_loss_ ? json(ToValidUtf8(*last_loss_)) : json(nullptr)},
           {"latest_grad_norm", last_grad_norm_ ? json(*last_grad_norm_) : json(nullptr)},
           {"nan_inf", nan_inf_},
           {"findings", findings},

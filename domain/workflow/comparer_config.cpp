@@ -1,4 +1,5 @@
 #include "domain/workflow/comparer_config.h"
+#include "support/json_document.h"
 
 #include <fstream>
 #include <sstream>
@@ -76,8 +77,7 @@ Result<ComparerConfig> ReadComparerConfig(const std::filesystem::path& path) {
   std::ostringstream buf;
   buf << in.rdbuf();
   if (buf.str().size() > (4u << 20)) return InvalidArgument(path.string() + ": larger than 4 MiB");
-  nlohmann::json value = nlohmann::json::parse(buf.str(), nullptr, false);
-  if (value.is_discarded()) return InvalidArgument(path.string() + ": not valid JSON");
+  PARITY_ASSIGN_OR_RETURN(nlohmann::json value, ParseJsonDocument(buf.str(), path.string()));
   PARITY_ASSIGN_OR_RETURN(ComparerConfig config, ParseComparerConfig(value, path.filename().string()));
   const std::filesystem::path folder = std::filesystem::absolute(path).parent_path();
   for (ComparerSide* side : {&config.baseline, &config.test}) {

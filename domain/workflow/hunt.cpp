@@ -1,4 +1,6 @@
 #include "domain/workflow/hunt.h"
+#include "support/json_document.h"
+#include "support/safe_file.h"
 
 #include <fstream>
 #include <sstream>
@@ -18,28 +20,9 @@ namespace {
 
 constexpr size_t kSteps = 7;
 
-Result<json> ReadJson(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot read " + path.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  json j = json::parse(ss.str(), nullptr, false);
-  if (j.is_discarded()) return InvalidArgument(path.string() + ": not valid JSON");
-  return j;
-}
-
-Status WriteJson(const fs::path& path, const json& value) {
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << value.dump(2) << "\n";
-    if (!out) return Unavailable("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) return Unavailable("cannot rename " + tmp.string() + " to " + path.string() + ": " + ec.message());
-  return Status::Ok();
+Result<json> ReadJson(const fs::path& root, const fs::path& relative) {
+  PARITY_ASSIGN_OR_RETURN(std::string text, ReadFileUnder(root, relative, 256u << 20));
+  return ParseJsonDocument(text, (root / relative).string());
 }
 
 }  // namespace
@@ -187,7 +170,7 @@ Result<HuntOutcome> Hunt::Finish() {
   fs::path path = o_.report_dir / "hunt" / "hunt.json";
   json doc;
   if (first_diff_.is_object()) {
-    auto written = ReadJson(path);  // msprobe_first_diff's, extended below
+    auto written = ReadJson(o_.report_dir, "hunt/hunt.json");  // msprobe_first_diff's, extended below
     if (!written.ok()) return std::move(written).take_status().Context("reading msprobe_first_diff's hunt.json");
     doc = *written;
   }
@@ -196,7 +179,7 @@ Result<HuntOutcome> Hunt::Finish() {
            {"explanation", out_.explanation}};
   }
   doc["hunt"] = hunt_;
-  PARITY_RETURN_IF_ERROR(WriteJson(path, doc));
+  PARITY_RETURN_IF_ERROR(WriteFileUnder(o_.report_dir, "hunt/hunt.json", doc.dump(2) + "\n"));
   out_.hunt = hunt_;
 
   json args = {{"cases", {kCase}}, {"language", o_.language}};

@@ -1,4 +1,5 @@
 #include "domain/workflow/premerge_config.h"
+#include "support/json_document.h"
 
 #include <fstream>
 #include <sstream>
@@ -101,8 +102,7 @@ Result<PremergeConfig> ReadPremergeConfig(const fs::path& path) {
   std::ostringstream buf;
   buf << in.rdbuf();
   if (buf.str().size() > (4u << 20)) return InvalidArgument(path.string() + ": larger than 4 MiB");
-  nlohmann::json value = nlohmann::json::parse(buf.str(), nullptr, false);
-  if (value.is_discarded()) return InvalidArgument(path.string() + ": not valid JSON");
+  PARITY_ASSIGN_OR_RETURN(nlohmann::json value, ParseJsonDocument(buf.str(), path.string()));
   return ParsePremergeConfig(value, path.filename().string(), fs::absolute(path).parent_path());
 }
 

@@ -36,6 +36,24 @@ class AuditTest : public ::testing::Test {
   RepoPtr repo_;
 };
 
+// A token in a remote URL never reaches the audit (its result, the ledger, the report).
+TEST_F(AuditTest, RemoteUrlsLoseTheirCredentials) {
+  git_remote* raw = nullptr;
+  ASSERT_EQ(git_remote_create(&raw, repo_.get(), "tokened", "https://alice:ghp_SECRET@example.invalid/org/r.git"), 0);
+  git_remote_free(raw);
+  ASSERT_EQ(git_remote_set_pushurl(repo_.get(), "tokened", "https://ghp_PUSHSECRET@example.invalid/org/r.git"), 0);
+  auto audit = AuditWorkspace(repo_.get(), AuditOptions{});
+  ASSERT_TRUE(audit.ok()) << audit.status().ToString();
+  bool found = false;
+  for (const auto& r : audit->remotes) {
+    if (r.name != "tokened") continue;
+    found = true;
+    EXPECT_EQ(r.url, "https://alice@example.invalid/org/r.git");
+    EXPECT_EQ(r.push_url.value_or(""), "https://example.invalid/org/r.git");
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST_F(AuditTest, ReportsRemotesHeadWorkingStateAndStash) {
   auto audit = AuditWorkspace(repo_.get(), AuditOptions{});
   ASSERT_TRUE(audit.ok()) << audit.status().ToString();

@@ -170,7 +170,7 @@ TEST_F(RemoteJobTest, KilledConnectionMidRunIsSurvived) {
   EXPECT_EQ(log, expected);
 }
 
-TEST_F(RemoteJobTest, RemoteJobIsCancelledAndReadBackWithoutTheStartingConnection) {
+TEST_F(RemoteJobTest, RemoteJobIsCancelledAndReadBackOnTheHostTheCallerNames) {
   std::string id;
   {
     auto host = ConnectSsh(sshd_.Target());
@@ -178,11 +178,16 @@ TEST_F(RemoteJobTest, RemoteJobIsCancelledAndReadBackWithoutTheStartingConnectio
     auto started = StartJob(**host, toy_.report(), Loop(600, 0.1));
     ASSERT_TRUE(started.ok()) << started.status().ToString();
     id = (*started)["id"];
-  }  // the starting connection is gone; the record on disk says how to reach the job
-  auto status = JobStatus(toy_.report(), id);
+  }  // the starting connection is gone; the job is found again on the host the caller names
+  auto alone = JobStatus(toy_.report(), id);  // never on the host the record alone names
+  ASSERT_FALSE(alone.ok());
+  EXPECT_EQ(alone.status().kind(), ErrorKind::kFailedPrecondition) << alone.status().ToString();
+  auto host = ConnectSsh(sshd_.Target());
+  ASSERT_TRUE(host.ok());
+  auto status = JobStatus(toy_.report(), id, host->get());
   ASSERT_TRUE(status.ok()) << status.status().ToString();
   EXPECT_EQ((*status)["status"], "running");
-  auto cancelled = CancelJob(toy_.report(), id);
+  auto cancelled = CancelJob(toy_.report(), id, host->get());
   ASSERT_TRUE(cancelled.ok()) << cancelled.status().ToString();
   EXPECT_EQ((*cancelled)["status"], "cancelled");
 }

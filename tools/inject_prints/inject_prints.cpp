@@ -1,4 +1,6 @@
 #include "tools/inject_prints/inject_prints.h"
+#include "support/file_read.h"
+#include "support/json_document.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -109,11 +111,9 @@ Result<std::vector<inject::Target>> DecodeTargets(const Params& p) {
     out.push_back(t);
   }
   if (p.hunt_json) {
-    std::ifstream in(*p.hunt_json);
-    if (!in) return NotFound(*p.hunt_json + ": cannot read hunt.json");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    json hunt = json::parse(ss.str(), nullptr, false);
+    auto text = ReadFileLimited(*p.hunt_json, 256u << 20);
+    if (!text.ok()) return NotFound(*p.hunt_json + ": cannot read hunt.json (" + text.status().message() + ")");
+    PARITY_ASSIGN_OR_RETURN(json hunt, ParseJsonDocument(*text, *p.hunt_json));
     if (!hunt.is_object() || !hunt.contains("first_divergence")) {
       return InvalidArgument(*p.hunt_json + ": not msprobe_first_diff's hunt.json");
     }

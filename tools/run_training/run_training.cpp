@@ -226,15 +226,23 @@ mcp::ToolResult HandleUnguarded(const json& arguments, mcp::ToolContext& ctx) {
   auto allowed = AuthorizePath(ctx, report_dir, policy::Access::kWrite, "arguments.report_dir");
   if (!allowed.ok()) return mcp::ToolResult::Error(allowed.status());
   if (p.action == "start") return Start(p, ctx, report_dir);
+  // A remote job is polled on the host these arguments name (checked against its record),
+  // never on one its record alone names.
+  std::unique_ptr<run::Host> host;
+  if (p.ssh) {
+    auto opened = run::OpenHost(p.ssh);
+    if (!opened.ok()) return mcp::ToolResult::Error(opened.status());
+    host = std::move(opened).value();
+  }
   if (p.action == "list") {
-    auto jobs = run::ListJobs(report_dir);
+    auto jobs = run::ListJobs(report_dir, host.get());
     if (!jobs.ok()) return mcp::ToolResult::Error(jobs.status());
     return mcp::ToolResult::Structured({{"jobs", *jobs}},
                                        std::to_string(jobs->size()) + " job(s) in " + report_dir.string());
   }
-  Result<json> view = p.action == "status" ? run::JobStatus(report_dir, *p.job_id)
-                      : p.action == "wait" ? run::WaitJob(report_dir, *p.job_id, WaitOptionsFor(p, ctx, false))
-                                           : run::CancelJob(report_dir, *p.job_id);
+  Result<json> view = p.action == "status" ? run::JobStatus(report_dir, *p.job_id, host.get())
+                      : p.action == "wait" ? run::WaitJob(report_dir, *p.job_id, WaitOptionsFor(p, ctx, false), host.get())
+                                           : run::CancelJob(report_dir, *p.job_id, host.get());
   if (!view.ok()) return mcp::ToolResult::Error(view.status());
   return JobResult(*view, p.action);
 }
