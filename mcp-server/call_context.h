@@ -38,6 +38,17 @@ struct InputRequest {
   json params;
 };
 
+// The task side of a call that may become a 2026-07-28 task (mcp-server/task_extension.h).
+class TaskHooks {
+ public:
+  virtual ~TaskHooks() = default;
+  // The handler called RunInBackground: the request is answered with a task now.
+  virtual void Detach(std::string_view status_message) = 0;
+  virtual bool detached() const = 0;
+  // Progress once detached: the task's status message.
+  virtual void Progress(double done, std::optional<double> total, std::string_view message) = 0;
+};
+
 struct CallSetup {
   CancellationToken cancel;
   json progress_token;                  // null: the client asked for no progress
@@ -49,6 +60,7 @@ struct CallSetup {
   ClientChannel* channel = nullptr;     // may be null (no notifications at all)
   std::filesystem::path report_dir;
   std::chrono::milliseconds min_progress_interval{20};
+  TaskHooks* task = nullptr;            // set when the call may become a task
 };
 
 class CallContext final : public ToolContext {
@@ -63,6 +75,7 @@ class CallContext final : public ToolContext {
   bool CanSample() const override;
   Result<json> Sample(std::string_view key, const json& create_message_params) override;
   Result<json> ListRoots(std::string_view key) override;
+  void RunInBackground(std::string_view status_message) override;
   const std::filesystem::path& report_dir() const override { return setup_.report_dir; }
 
   // After the handler returned: no more notifications.

@@ -14,17 +14,32 @@ bool ExchangeSink::Send(const json& message) {
   return true;
 }
 
+void ExchangeSink::NoReply(const json& id) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!batch_ && id != request_id_) return;
+    no_reply_ = true;
+  }
+  cv_.notify_all();
+}
+
 std::optional<json> ExchangeSink::Pop(std::chrono::milliseconds wait) {
   std::unique_lock lock(mutex_);
-  cv_.wait_for(lock, wait, [this] { return !queue_.empty() || closed_; });
+  cv_.wait_for(lock, wait, [this] { return !queue_.empty() || closed_ || no_reply_; });
   if (queue_.empty()) return std::nullopt;
   json m = std::move(queue_.front());
   queue_.pop_front();
   return m;
 }
 
+bool ExchangeSink::ended() {
+  std::lock_guard lock(mutex_);
+  return no_reply_ && queue_.empty();
+}
+
 bool ExchangeSink::IsFinal(const json& m) const {
-  return !m.contains("method") && m.contains("id") && m["id"] == request_id_;
+  if (batch_) return m.is_array();
+  return m.is_object() && !m.contains("method") && m.contains("id") && m["id"] == request_id_;
 }
 
 void ExchangeSink::Close() {
