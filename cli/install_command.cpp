@@ -5,11 +5,14 @@
 // changes nothing; --print shows what would be written without writing.
 #include "cli/install_command.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -57,6 +60,11 @@ struct PlannedWrite {
   std::string content;
   std::string summary;  // "add server parity", "update skill file ..."
   bool changed = true;
+  // The mode of a file created new (an existing file keeps its own). The user's own
+  // config files are 0600, as Claude Code creates ~/.claude.json: they hold per-project
+  // history and servers' env values; a .mcp.json meant for the repository and skill files
+  // are 0644.
+  mode_t new_mode = 0644;
 };
 
 fs::path HomeDir() {
@@ -136,14 +144,29 @@ Status WriteAtomically(const PlannedWrite& w) {
   if (ec) return Unavailable("cannot create " + w.path.parent_path().string() + ": " + ec.message());
   fs::path tmp = w.path;
   tmp += ".parity-tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << w.content;
-    out.flush();
-    if (!out) return Unavailable("cannot write " + tmp.string());
-  }
+  // The temporary file is created with the final mode (never readable by others for a
+  // moment) and never through a link someone left at its name.
   struct stat st;
-  if (stat(w.path.c_str(), &st) == 0) chmod(tmp.c_str(), st.st_mode & 07777);  // keep the mode
+  mode_t mode = stat(w.path.c_str(), &st) == 0 ? (st.st_mode & 07777) : w.new_mode;
+  ::unlink(tmp.c_str());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0) return Unavailable("cannot create " + tmp.string() + ": " + std::strerror(errno));
+  const char* data = w.content.data();
+  size_t left = w.content.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, data, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int e = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return Unavailable("cannot write " + tmp.string() + ": " + std::strerror(e));
+    }
+    data += n;
+    left -= static_cast<size_t>(n);
+  }
+  ::fchmod(fd, mode);  // the umask may have narrowed it; never widens what was there
+  if (::close(fd) != 0) return Unavailable("cannot write " + tmp.string() + ": " + std::strerror(errno));
   fs::rename(tmp, w.path, ec);
   if (ec) return Unavailable("cannot replace " + w.path.string() + ": " + ec.message());
   return Status::Ok();
@@ -198,10 +221,12 @@ Result<std::vector<PlannedWrite>> Plan(const InstallOptions& o) {
     } else if (o.scope == "local") {
       PARITY_ASSIGN_OR_RETURN(auto w, PlanServerEntry(HomeDir() / ".claude.json",
                                                       {"projects", o.project.string(), "mcpServers"}, o.name, entry));
+      w.new_mode = 0600;
       writes.push_back(std::move(w));
       skills_dir = o.project / ".claude/skills";
     } else {
       PARITY_ASSIGN_OR_RETURN(auto w, PlanServerEntry(HomeDir() / ".claude.json", {"mcpServers"}, o.name, entry));
+      w.new_mode = 0600;
       writes.push_back(std::move(w));
       skills_dir = HomeDir() / ".claude/skills";
     }
@@ -211,6 +236,7 @@ Result<std::vector<PlannedWrite>> Plan(const InstallOptions& o) {
     ojson entry = {{"command", self.string()}, {"args", {"serve"}}};
     fs::path file = o.desktop_config.value_or(DesktopConfigPath());
     PARITY_ASSIGN_OR_RETURN(auto w, PlanServerEntry(file, {"mcpServers"}, o.name, entry));
+    w.new_mode = 0600;
     writes.push_back(std::move(w));
   }
   return writes;

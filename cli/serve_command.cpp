@@ -1,10 +1,16 @@
 // parity serve: the MCP server over stdio (default) or Streamable HTTP.
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
-#include <fstream>
+#include <cstdlib>
+#include <cstring>
 #include <sstream>
 #include <thread>
 
@@ -22,21 +28,76 @@ namespace {
 int Usage(const std::string& why) {
   std::fprintf(stderr,
                "parity serve: %s\nusage: parity serve [--http HOST:PORT] [--token-file FILE] [--allow-host NAME]... "
-               "[--report-dir DIR] [--policy FILE] [--allow-folder DIR]...\n",
+               "[--max-sessions N] [--session-idle-timeout SECONDS] [--report-dir DIR] [--policy FILE] "
+               "[--allow-folder DIR]...\n",
                why.c_str());
   return kExitUsage;
 }
 
-Result<std::string> ReadToken(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFound("cannot read token file " + path);
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  std::string token = buf.str();
-  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
-  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.front()))) token.erase(0, 1);
-  if (token.empty()) return InvalidArgument("token file " + path + " is empty");
-  return token;
+// The bearer tokens of a token file: one per line (blank lines and # comments skipped),
+// so each client can have its own and a session stays bound to the one that opened it.
+// The file must be the user's alone: a token readable by others is no secret.
+Result<std::vector<std::string>> ReadTokens(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return NotFound("cannot open token file " + path + ": " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return InvalidArgument("token file " + path + " is not a regular file");
+  }
+  if ((st.st_mode & 077) != 0) {
+    ::close(fd);
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return FailedPrecondition("token file " + path + " has mode " + mode + ": group or others may read or change it")
+        .WithHint("chmod 600 " + path);
+  }
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 || text.size() > (1u << 20)) {
+      ::close(fd);
+      return Unavailable("cannot read token file " + path);
+    }
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  std::vector<std::string> tokens;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    size_t b = line.find_first_not_of(" \t\r");
+    if (b == std::string::npos || line[b] == '#') continue;
+    size_t e = line.find_last_not_of(" \t\r");
+    tokens.push_back(line.substr(b, e - b + 1));
+  }
+  if (tokens.empty()) return InvalidArgument("token file " + path + " holds no token");
+  for (const auto& t : tokens) {
+    if (t.size() < 16) return InvalidArgument("token file " + path + ": a token shorter than 16 characters is guessable");
+  }
+  return tokens;
+}
+
+// Whether a bind address only reaches this machine.
+bool IsLoopback(const std::string& host) {
+  if (host == "localhost" || host == "::1") return true;
+  in_addr v4{};
+  return inet_pton(AF_INET, host.c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127;
+}
+
+// After the transport ended: a handler that ignores its cancellation must not keep the
+// process alive (its client is gone), and the destructors would wait for it.
+int Finish(mcp::Server& server, const Status& s) {
+  if (!s.ok()) std::fprintf(stderr, "parity serve: %s\n", s.ToString().c_str());
+  int code = s.ok() ? kExitOk : kExitFailure;
+  server.CancelTasks();
+  if (!server.WaitIdleFor(std::chrono::seconds(3))) {
+    std::fprintf(stderr, "parity serve: request(s) still running after the transport ended and were cancelled; "
+                         "exiting without waiting for them\n");
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
+  return code;
 }
 
 }  // namespace
@@ -45,18 +106,28 @@ int ServeCommand(const std::vector<std::string>& args) {
   std::string http, token_file, report_dir = "numerical_report";
   std::vector<std::string> allow_hosts;
   PolicyFlags policy_flags;
+  size_t max_sessions = mcp::HttpOptions{}.max_sessions;
+  int session_idle_s = mcp::HttpOptions{}.session_idle_timeout_s;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     std::string flag_error;
     if (TakePolicyFlag(args, i, policy_flags, flag_error)) {
       if (!flag_error.empty()) return Usage(flag_error);
-    } else if (a == "--http" || a == "--token-file" || a == "--report-dir" || a == "--allow-host") {
+    } else if (a == "--http" || a == "--token-file" || a == "--report-dir" || a == "--allow-host" ||
+               a == "--max-sessions" || a == "--session-idle-timeout") {
       if (i + 1 >= args.size()) return Usage(a + " needs a value");
       const std::string& v = args[++i];
       if (a == "--http") http = v;
       else if (a == "--token-file") token_file = v;
       else if (a == "--report-dir") report_dir = v;
-      else allow_hosts.push_back(v);
+      else if (a == "--allow-host") allow_hosts.push_back(v);
+      else {
+        char* end = nullptr;
+        long n = std::strtol(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || n < 1 || n > 1000000) return Usage(a + ": expected a positive number, got " + v);
+        if (a == "--max-sessions") max_sessions = static_cast<size_t>(n);
+        else session_idle_s = static_cast<int>(n);
+      }
     } else if (a == "--stdio") {
       // the default; accepted for clients configured with it
     } else {
@@ -91,9 +162,7 @@ int ServeCommand(const std::vector<std::string>& args) {
   if (http.empty()) {
     if (!token_file.empty()) return Usage("--token-file applies to --http only");
     mcp::StdioTransport stdio(STDIN_FILENO, STDOUT_FILENO);
-    Status s = stdio.Serve(server);
-    if (!s.ok()) std::fprintf(stderr, "parity serve: %s\n", s.ToString().c_str());
-    return s.ok() ? kExitOk : kExitFailure;
+    return Finish(server, stdio.Serve(server));
   }
 
   mcp::HttpOptions http_options;
@@ -110,10 +179,20 @@ int ServeCommand(const std::vector<std::string>& args) {
   }
   if (http_options.port < 0 || http_options.port > 65535) return Usage("--http: bad port in " + http);
   http_options.allowed_hosts = allow_hosts;
+  http_options.max_sessions = max_sessions;
+  http_options.session_idle_timeout_s = session_idle_s;
   if (!token_file.empty()) {
-    auto token = ReadToken(token_file);
-    if (!token.ok()) return Usage("--token-file: " + token.status().message());
-    http_options.bearer_token = *token;
+    auto tokens = ReadTokens(token_file);
+    if (!tokens.ok()) {
+      std::fprintf(stderr, "parity serve: --token-file: %s\n", tokens.status().ToString().c_str());
+      return kExitUsage;
+    }
+    http_options.bearer_tokens = *tokens;
+  }
+  // Beyond loopback, the Host and Origin checks stop browsers but not a network client
+  // (it writes any Host it likes): only a token tells the user's clients from others.
+  if (!IsLoopback(http_options.host) && http_options.bearer_tokens.empty()) {
+    return Usage("--http " + http + " listens beyond this machine: give --token-file FILE (bearer tokens, mode 0600)");
   }
   // From parity-http.so: a stdio server never maps cpp-httplib (see mcp-server/http_module.h).
   auto loaded = mcp::LoadHttpTransport(http_options);
@@ -133,10 +212,8 @@ int ServeCommand(const std::vector<std::string>& args) {
     transport.Stop();
   }).detach();
   std::fprintf(stderr, "parity: serving MCP on http://%s:%d%s%s\n", http.substr(0, colon).c_str(), transport.port(),
-               http_options.path.c_str(), http_options.bearer_token ? " (bearer token required)" : "");
-  Status s = transport.Serve(server);
-  if (!s.ok()) std::fprintf(stderr, "parity serve: %s\n", s.ToString().c_str());
-  return s.ok() ? kExitOk : kExitFailure;
+               http_options.path.c_str(), http_options.bearer_tokens.empty() ? "" : " (bearer token required)");
+  return Finish(server, transport.Serve(server));
 }
 
 }  // namespace parity::cli

@@ -44,8 +44,17 @@ CallContext::CallContext(CallSetup setup) : setup_(std::move(setup)), answers_(s
   if (!answers_.is_object()) answers_ = json::object();
 }
 
+void CallContext::RunInBackground(std::string_view status_message) {
+  if (setup_.task && !setup_.task->detached()) setup_.task->Detach(status_message);
+}
+
 void CallContext::Progress(double done, std::optional<double> total, std::string_view message) {
+  if (setup_.task && setup_.task->detached()) {  // the request was answered with a task
+    if (!setup_.cancel.cancelled()) setup_.task->Progress(done, total, message);
+    return;
+  }
   if (setup_.progress_token.is_null() || !setup_.channel) return;
+  if (setup_.cancel.cancelled()) return;  // nothing about a cancelled request goes out after the cancel
   auto now = std::chrono::steady_clock::now();
   {
     std::lock_guard lock(mutex_);
@@ -64,6 +73,7 @@ void CallContext::Progress(double done, std::optional<double> total, std::string
 
 void CallContext::Log(LogLevel level, std::string_view logger, const json& data) {
   if (!setup_.log_level || level < *setup_.log_level || !setup_.channel) return;
+  if (setup_.task && setup_.task->detached()) return;  // no request left to carry it
   {
     std::lock_guard lock(mutex_);
     if (closed_) return;

@@ -44,6 +44,17 @@ struct InputRequest {
   json params;
 };
 
+// The task side of a call that may become a 2026-07-28 task (mcp-server/task_extension.h).
+class TaskHooks {
+ public:
+  virtual ~TaskHooks() = default;
+  // The handler called RunInBackground: the request is answered with a task now.
+  virtual void Detach(std::string_view status_message) = 0;
+  virtual bool detached() const = 0;
+  // Progress once detached: the task's status message.
+  virtual void Progress(double done, std::optional<double> total, std::string_view message) = 0;
+};
+
 struct CallSetup {
   CancellationToken cancel;
   json progress_token;                  // null: the client asked for no progress
@@ -60,6 +71,7 @@ struct CallSetup {
   // ElicitResult out. Unset: no terminal (the server, `--yes`, no tty).
   std::function<Result<json>(const json& params)> user_prompt;
   bool caller_is_user = false;  // the CLI: arguments written by the user
+  TaskHooks* task = nullptr;            // set when the call may become a task
 };
 
 inline constexpr const char* kUserAnswerPrefix = "user:";
@@ -77,6 +89,7 @@ class CallContext final : public ToolContext {
   Result<json> Sample(std::string_view key, const json& create_message_params) override;
   Result<json> ListRoots(std::string_view key) override;
   bool CanListRoots() const override;
+  void RunInBackground(std::string_view status_message) override;
   const std::filesystem::path& report_dir() const override { return setup_.report_dir; }
   const policy::Policy& policy() const override;
   bool CanAskUser() const override;

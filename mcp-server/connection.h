@@ -28,6 +28,9 @@ class Sink {
  public:
   virtual ~Sink() = default;
   virtual bool Send(const json& message) = 0;
+  // The request `id` ends without a reply (it was cancelled): a sink that waits for
+  // replies (a batch, an HTTP exchange) stops waiting for it.
+  virtual void NoReply(const json& id) { (void)id; }
 };
 
 struct LegacyState {
@@ -71,6 +74,8 @@ class Connection {
   bool Resolve(const json& id, const json& result, const json& error);
 
   bool closed() const { return closed_.load(); }
+  // No request in flight and no stream for unsolicited messages open.
+  bool Idle() const;
   // No client answers will come any more: waits for them end. In-flight work continues
   // (call CancelAll to stop it).
   void Close();

@@ -14,17 +14,32 @@ bool ExchangeSink::Send(const json& message) {
   return true;
 }
 
+void ExchangeSink::NoReply(const json& id) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!batch_ && id != request_id_) return;
+    no_reply_ = true;
+  }
+  cv_.notify_all();
+}
+
 std::optional<json> ExchangeSink::Pop(std::chrono::milliseconds wait) {
   std::unique_lock lock(mutex_);
-  cv_.wait_for(lock, wait, [this] { return !queue_.empty() || closed_; });
+  cv_.wait_for(lock, wait, [this] { return !queue_.empty() || closed_ || no_reply_; });
   if (queue_.empty()) return std::nullopt;
   json m = std::move(queue_.front());
   queue_.pop_front();
   return m;
 }
 
+bool ExchangeSink::ended() {
+  std::lock_guard lock(mutex_);
+  return no_reply_ && queue_.empty();
+}
+
 bool ExchangeSink::IsFinal(const json& m) const {
-  return !m.contains("method") && m.contains("id") && m["id"] == request_id_;
+  if (batch_) return m.is_array();
+  return m.is_object() && !m.contains("method") && m.contains("id") && m["id"] == request_id_;
 }
 
 void ExchangeSink::Close() {
@@ -101,13 +116,21 @@ std::optional<RpcError> CheckStandardHeaders(const httplib::Request& http, const
   if (bad || !method || *method != request.method) {
     return Mismatch("Mcp-Method header does not match the body's method \"" + request.method + "\"");
   }
+  // SEP-2243's name-shaped fields, and the tasks extension's (SEP-2663: Mcp-Name is the
+  // task id for tasks/get, tasks/update and tasks/cancel).
   const char* name_key = request.method == "tools/call" || request.method == "prompts/get" ? "name"
                          : request.method == "resources/read"                            ? "uri"
-                                                                                         : nullptr;
+                         : request.method == "tasks/get" || request.method == "tasks/update" ||
+                                 request.method == "tasks/cancel"
+                             ? "taskId"
+                             : nullptr;
   if (!name_key) return std::nullopt;
   const json& params = request.params;
   if (!params.is_object() || !params.contains(name_key) || !params[name_key].is_string()) return std::nullopt;
   std::string body_name = params[name_key];
+  // A task id header is checked when given; clients of the first tasks-extension releases
+  // do not send it yet.
+  if (!http.has_header("Mcp-Name") && std::string_view(name_key) == "taskId") return std::nullopt;
   if (!http.has_header("Mcp-Name")) return Mismatch("Mcp-Name header is required for " + request.method);
   auto name = HeaderValue(http.get_header_value("Mcp-Name"), bad);
   if (bad || !name || *name != body_name) {

@@ -16,20 +16,25 @@ namespace parity::mcp {
 
 class ExchangeSink : public Sink {
  public:
-  explicit ExchangeSink(json request_id) : request_id_(std::move(request_id)) {}
+  // One request's exchange, or (batch) a batch's, whose reply is the array of replies.
+  explicit ExchangeSink(json request_id, bool batch = false) : request_id_(std::move(request_id)), batch_(batch) {}
   bool Send(const json& message) override;
+  void NoReply(const json& id) override;
   // The next message, waiting up to `wait`; nullopt on timeout or once closed and drained.
   std::optional<json> Pop(std::chrono::milliseconds wait);
   // Whether `message` is the reply to this exchange's request.
   bool IsFinal(const json& message) const;
+  // The request ended without a reply (cancelled) and everything sent before is drained.
+  bool ended();
   void Close();  // the peer went away: further Sends fail
 
  private:
   json request_id_;
+  bool batch_;
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<json> queue_;
-  bool closed_ = false;
+  bool closed_ = false, no_reply_ = false;
 };
 
 // Mcp-Method / Mcp-Name / Mcp-Param-* against the body (2026-07-28 HTTP); nullopt when

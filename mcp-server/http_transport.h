@@ -10,8 +10,9 @@
 // Legacy sessions: Mcp-Session-Id issued on initialize; 400 without it, 404 when unknown
 // or ended. 2026-07-28 requests are stateless, Mcp-Method/Mcp-Name/Mcp-Param-* checked
 // against the body (-32020). Security: loopback bind by default, Host and Origin
-// validated (403), optional bearer token (401 + WWW-Authenticate; constant-time compare),
-// body limit (413), read/write timeouts, a bounded connection thread pool.
+// validated (403), bearer tokens (401 + WWW-Authenticate; constant-time compare; required
+// by `parity serve` beyond loopback), body limit (413), read/write timeouts, a bounded
+// connection thread pool; legacy sessions bound to their token, expiring when idle.
 #pragma once
 
 #include <memory>
@@ -27,17 +28,28 @@ struct HttpOptions {
   std::string host = "127.0.0.1";
   int port = 0;  // 0: any free port (see HttpTransport::port())
   std::string path = "/mcp";
-  std::optional<std::string> bearer_token;
+  // Accepted bearer tokens (empty: none required, loopback only). A legacy session is
+  // bound to the token that opened it: another token gets 404 for it.
+  std::vector<std::string> bearer_tokens;
   std::vector<std::string> allowed_hosts;  // besides loopback names and `host`
   size_t max_body_bytes = 4u << 20;
   size_t threads = 64;  // > worker threads + queue: answers to elicitations find a thread
+  // Legacy sessions: one idle (no request in flight, no open stream) longer than the
+  // timeout is ended; a full table ends its least recently used idle session to admit a
+  // new one, so sessions a client never DELETEs cannot lock new clients out.
   size_t max_sessions = 1024;
-  int read_timeout_s = 30;
+  int session_idle_timeout_s = 3600;
+  int read_timeout_s = 30;   // one read of a request body
   int write_timeout_s = 30;
-  // How long an idle keep-alive connection is kept. cpp-httplib 0.11 waits this long on such
-  // a connection before it notices stop(), so it is also how long a SIGTERM takes to end
-  // `serve --http` after a client's last request (was its default, 5 s).
-  int keep_alive_timeout_s = 1;
+  // Connections wait without a thread until their request header is complete
+  // (mcp-server/http_admission.h): at most this many at a time, each for at most
+  // header_timeout_s; between requests a kept-alive connection is kept idle_timeout_s
+  // (clients are told keep_alive_timeout_s, so they stop reusing it well before).
+  size_t max_waiting_connections = 256;
+  int header_timeout_s = 10;
+  int body_timeout_s = 60;   // a whole request body
+  int keep_alive_timeout_s = 5;
+  int idle_timeout_s = 60;
 };
 
 class HttpTransport : public Transport {

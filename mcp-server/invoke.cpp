@@ -140,15 +140,22 @@ Invocation InvokeTool(const Tool& tool, const json& arguments, const InvokeInput
   MergeAnswers(setup.answers, *answers);
   CallContext ctx(setup);
   ToolResult result;
+  bool threw = false;
   try {
     result = tool.handler(arguments, ctx);
   } catch (const std::exception& e) {  // a tool bug must not take the server down
     result = ToolResult::Error(Internal(std::string("tool ") + tool.spec.name + " threw: " + e.what()));
+    threw = true;
   }
   ctx.Close();
-  if (auto d = Deferred(ctx, setup, inputs, signer, /*tool=*/true, has_output_schema)) return std::move(*d);
+  if (auto d = Deferred(ctx, setup, inputs, signer, /*tool=*/true, has_output_schema)) {
+    d->answers = ctx.answers();
+    return std::move(*d);
+  }
   Invocation inv;
   inv.result = ToolResultToJson(result, has_output_schema);
+  inv.answers = ctx.answers();
+  inv.threw = threw;
   return inv;
 }
 

@@ -19,6 +19,8 @@ struct Invocation {
   json result;                    // the result body, without resultType
   bool input_required = false;    // result is an MRTR input_required body
   json confirmation;              // the confirmation_required object (fallback), else null
+  json answers;                   // every answer known when the handler returned
+  bool threw = false;             // the handler threw (a server fault, not a tool error)
 };
 
 struct InvokeInputs {

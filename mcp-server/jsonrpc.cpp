@@ -10,6 +10,31 @@ ParsedError Invalid(json id, std::string message) {
 
 bool ValidId(const json& id) { return id.is_string() || id.is_number_integer(); }
 
+// The deepest nesting of arrays and objects in `raw`, counted outside strings, stopping
+// as soon as it passes `limit`. nlohmann's parser keeps its own stack, but the value it
+// builds is destroyed and dumped recursively: a message nesting 100,000 objects would
+// overflow the thread's stack there. Checked before parsing, in one pass over the bytes.
+bool NestsDeeperThan(std::string_view raw, size_t limit) {
+  size_t depth = 0;
+  bool in_string = false, escaped = false;
+  for (char c : raw) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > limit) return true;
+    } else if ((c == '}' || c == ']') && depth > 0) {
+      --depth;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 ParsedMessage ClassifyMessage(const json& v) {
@@ -42,6 +67,12 @@ ParsedBody ParseBody(std::string_view raw, size_t max_bytes) {
     body.messages.push_back(ParsedError{nullptr, RpcError{rpc::kInvalidRequest,
         "message of " + std::to_string(raw.size()) + " bytes exceeds the limit of " + std::to_string(max_bytes) +
         " bytes", nullptr}});
+    return body;
+  }
+  if (NestsDeeperThan(raw, kMaxNestingDepth)) {
+    body.messages.push_back(ParsedError{nullptr, RpcError{rpc::kParseError,
+        "parse error: the message nests arrays/objects deeper than " + std::to_string(kMaxNestingDepth) + " levels",
+        nullptr}});
     return body;
   }
   json value = json::parse(raw.begin(), raw.end(), nullptr, /*allow_exceptions=*/false);

@@ -44,9 +44,13 @@ struct ParsedBody {
 };
 
 inline constexpr size_t kDefaultMaxMessageBytes = 4u << 20;
+// Deeper nesting is refused before parsing (-32700): the value would be destroyed and
+// serialised recursively. Tool schemas and arguments stay far below it.
+inline constexpr size_t kMaxNestingDepth = 128;
 
-// Parses raw bytes. A body over `max_bytes`, invalid JSON (-32700, id null), an empty
-// batch, or a non-object (-32600) comes back as one ParsedError.
+// Parses raw bytes. A body over `max_bytes`, nesting deeper than kMaxNestingDepth or
+// invalid JSON (-32700, id null), an empty batch, or a non-object (-32600) comes back as
+// one ParsedError.
 ParsedBody ParseBody(std::string_view raw, size_t max_bytes = kDefaultMaxMessageBytes);
 
 // Classifies one decoded JSON value.

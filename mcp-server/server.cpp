@@ -1,6 +1,10 @@
 #include "mcp-server/server.h"
 
+#include <thread>
+
+#include "mcp-server/batch_sink.h"
 #include "mcp-server/server_internal.h"
+#include "mcp-server/task_extension.h"
 #include "mcp-server/tasks.h"
 #include "support/version.h"
 
@@ -17,6 +21,7 @@ Server::Server(ServerOptions options, std::shared_ptr<Catalog> catalog)
     : options_(std::move(options)),
       catalog_(std::move(catalog)),
       tasks_(std::make_unique<TaskStore>()),
+      extension_(std::make_unique<TaskExtension>()),
       pool_(options_.worker_threads, options_.max_queued) {
   if (options_.version.empty()) options_.version = PARITY_VERSION;
   BindMethods();
@@ -50,10 +55,11 @@ void Server::BindMethods() {
   bind("resources/templates/list", &Server::OnTemplatesList,   true,  true,  false);
   bind("resources/read",           &Server::OnResourcesRead,   true,  true,  true);
   bind("completion/complete",      &Server::OnComplete,        true,  true,  false);
-  bind("tasks/get",                &Server::OnTasksGet,        true,  false, false);
+  bind("tasks/get",                &Server::OnTasksGet,        true,  true,  false);
   bind("tasks/result",             &Server::OnTasksResult,     true,  false, true);
   bind("tasks/list",               &Server::OnTasksList,       true,  false, false);
-  bind("tasks/cancel",             &Server::OnTasksCancel,     true,  false, false);
+  bind("tasks/cancel",             &Server::OnTasksCancel,     true,  true,  false);
+  bind("tasks/update",             &Server::OnTasksUpdate,     false, true,  false);
   // clang-format on
   methods_["resources/subscribe"] = Method{[this](RequestCtx& c) { return OnSubscribe(c, true); }, true, false, false};
   methods_["resources/unsubscribe"] = Method{[this](RequestCtx& c) { return OnSubscribe(c, false); }, true, false, false};
@@ -73,19 +79,38 @@ bool Server::IsModernRequest(const Request& request, const std::optional<std::st
 
 void Server::HandleRaw(std::string_view raw, const Envelope& env, size_t max_bytes) {
   ParsedBody body = ParseBody(raw, max_bytes);
-  if (body.batch && env.connection->legacy().protocol_version != "2025-03-26") {
+  if (body.batch) return HandleBatch(body, env);
+  const auto& parsed = body.messages.front();
+  if (const auto* error = std::get_if<ParsedError>(&parsed)) {
+    env.sink->Send(ErrorResponse(error->id, error->error));
+  } else {
+    Handle(std::get<Message>(parsed), env);
+  }
+}
+
+void Server::HandleBatch(const ParsedBody& body, const Envelope& env) {
+  if (env.connection->legacy().protocol_version != "2025-03-26") {
     env.sink->Send(ErrorResponse(nullptr, RpcError{rpc::kInvalidRequest,
         "invalid request: JSON-RPC batches are accepted only on a connection that negotiated 2025-03-26",
         nullptr}));
     return;
   }
+  json early = json::array();
+  std::vector<json> ids;
   for (const auto& parsed : body.messages) {
     if (const auto* error = std::get_if<ParsedError>(&parsed)) {
-      env.sink->Send(ErrorResponse(error->id, error->error));
-    } else {
-      Handle(std::get<Message>(parsed), env);
+      early.push_back(ErrorResponse(error->id, error->error));
+    } else if (const auto* request = std::get_if<Request>(&std::get<Message>(parsed))) {
+      ids.push_back(request->id);
     }
   }
+  auto batch = std::make_shared<BatchSink>(env.sink, std::move(ids), std::move(early));
+  Envelope batch_env = env;
+  batch_env.sink = batch;
+  for (const auto& parsed : body.messages) {
+    if (const auto* message = std::get_if<Message>(&parsed)) Handle(*message, batch_env);
+  }
+  batch->Seal();
 }
 
 void Server::Handle(const Message& message, const Envelope& env) {
@@ -162,7 +187,15 @@ void Server::HandleRequest(const Request& request, const Envelope& env) {
   const Method& method = it->second;
   env.connection->Begin(ctx->id_key, ctx->cancel);
   if (!method.on_worker) return Reply(*ctx, method.handler(*ctx));
-  bool queued = pool_.TrySubmit([this, ctx, handler = method.handler] { Reply(*ctx, handler(*ctx)); });
+  bool queued = pool_.TrySubmit([this, ctx, handler = method.handler] {
+    // Cancelled while it waited in the queue: the handler never starts.
+    if (ctx->cancel.cancelled()) {
+      return Reply(*ctx, RpcError{rpc::kInternalError,
+                                  "not started: the server is shutting down (or the request was cancelled) while it "
+                                  "waited for a worker", nullptr});
+    }
+    Reply(*ctx, handler(*ctx));
+  });
   if (!queued) {
     Reply(*ctx, RpcError{rpc::kServerBusy, "server busy, retry",
                          {{"retryable", true}, {"workers", options_.worker_threads}}});
@@ -172,7 +205,10 @@ void Server::HandleRequest(const Request& request, const Envelope& env) {
 void Server::Reply(RequestCtx& ctx, Outcome outcome) {
   if (ctx.deferred) return;
   ctx.env.connection->Finish(ctx.id_key);
-  if (ctx.cancel.cancelled()) return;  // a cancelled request gets no reply
+  if (ctx.cancel.cancelled()) {  // a cancelled request gets no reply
+    ctx.env.sink->NoReply(ctx.id);
+    return;
+  }
   if (auto* error = std::get_if<RpcError>(&outcome)) {
     ctx.env.sink->Send(ErrorResponse(ctx.id, *error));
     return;
@@ -249,6 +285,20 @@ void Server::NotifyResourceUpdated(const std::string& uri) {
 }
 
 void Server::WaitIdle() { pool_.WaitIdle(); }
+bool Server::WaitIdleFor(std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  if (!pool_.WaitIdleFor(timeout)) return false;
+  for (;;) {  // task threads: polled, they have no pool to wait on
+    if (tasks_->Running() == 0 && extension_->Running() == 0) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+void Server::CancelTasks() {
+  tasks_->CancelAll();
+  extension_->CancelAll();
+}
 
 json Server::ServerInfo() const {
   json info = {{"name", options_.name}, {"version", options_.version}};
@@ -265,6 +315,8 @@ json Server::Capabilities(bool modern) const {
     caps["logging"] = json::object();
     caps["tasks"] = {{"list", json::object()}, {"cancel", json::object()},
                      {"requests", {{"tools", {{"call", json::object()}}}}}};
+  } else {
+    caps["extensions"] = {{kTasksExtension, json::object()}};
   }
   return caps;
 }

@@ -58,6 +58,7 @@ struct Envelope {
 };
 
 class TaskStore;
+class TaskExtension;
 struct RequestCtx;
 
 class Server {
@@ -73,6 +74,10 @@ class Server {
   // errors are answered on envelope.sink. Batches are accepted only on a connection that
   // negotiated 2025-03-26. The fuzzing entry point.
   void HandleRaw(std::string_view raw, const Envelope& envelope, size_t max_bytes = kDefaultMaxMessageBytes);
+  // A parsed JSON-RPC batch (2025-03-26 connections only): the replies go to
+  // envelope.sink as one array once every request has its reply; notifications and
+  // server->client requests of its handlers pass through as they come.
+  void HandleBatch(const ParsedBody& body, const Envelope& envelope);
 
   // Whether a request selects the 2026-07-28 era (mcp.md §1.1).
   static bool IsModernRequest(const Request& request, const std::optional<std::string>& header_version);
@@ -84,6 +89,12 @@ class Server {
 
   // Waits until no handler is running (tests, stdio EOF).
   void WaitIdle();
+  // The same for at most `timeout`; returns whether nothing runs any more (handlers and
+  // legacy tasks). A transport that ended calls it before the process exits: a handler
+  // that ignores cancellation must not keep a server alive whose client is gone.
+  bool WaitIdleFor(std::chrono::milliseconds timeout);
+  // The transport is ending: every task (both eras) is cancelled.
+  void CancelTasks();
 
   const ServerOptions& options() const { return options_; }
   Catalog& catalog() { return *catalog_; }
@@ -127,6 +138,7 @@ class Server {
   Outcome OnTasksResult(RequestCtx& ctx);
   Outcome OnTasksList(RequestCtx& ctx);
   Outcome OnTasksCancel(RequestCtx& ctx);
+  Outcome OnTasksUpdate(RequestCtx& ctx);
 
   CallSetup MakeCallSetup(RequestCtx& ctx, ClientChannel* channel) const;
 
@@ -134,7 +146,8 @@ class Server {
   std::shared_ptr<Catalog> catalog_;
   StateSigner signer_;
   std::map<std::string, Method> methods_;
-  std::unique_ptr<TaskStore> tasks_;
+  std::unique_ptr<TaskStore> tasks_;          // 2025-11-25 tasks utility
+  std::unique_ptr<TaskExtension> extension_;  // 2026-07-28 tasks extension
 
   struct Listener {
     std::string subscription_id;

@@ -1,6 +1,7 @@
 // tools, prompts, resources and completion: the handlers that serve the Catalog.
 #include "mcp-server/invoke.h"
 #include "mcp-server/server_internal.h"
+#include "mcp-server/task_extension.h"
 #include "mcp-server/tasks.h"
 
 namespace parity::mcp {
@@ -95,6 +96,17 @@ Server::Outcome Server::OnToolsCall(RequestCtx& ctx) {
     return tasks_->Start(tool, arguments, *inputs, MakeCallSetup(ctx, nullptr), signer_, ctx.params["task"]);
   }
   RequestChannel channel(ctx, options_.client_request_timeout);
+  if (ctx.modern && tool->spec.task_support != TaskSupport::kForbidden) {
+    // 2026-07-28: the server decides; a client that declared the extension gets a task
+    // once the handler goes background (the legacy `task` param is ignored here).
+    if (TaskExtension::Declared(ctx.client_capabilities)) {
+      auto outcome = extension_->Call(tool, arguments, std::move(*inputs), MakeCallSetup(ctx, &channel), signer_,
+                                      ctx.cancel.token());
+      if (auto* created = std::get_if<json>(&outcome)) return std::move(*created);
+      return FromInvocation(std::move(std::get<Invocation>(outcome)), false, options_, true);
+    }
+    if (tool->spec.task_support == TaskSupport::kRequired) return TaskExtension::Missing("tool " + *name);
+  }
   return FromInvocation(InvokeTool(*tool, arguments, *inputs, MakeCallSetup(ctx, &channel), signer_), false,
                         options_, ctx.modern);
 }

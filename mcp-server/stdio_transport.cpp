@@ -85,8 +85,16 @@ Status StdioTransport::Serve(Server& server) {
       line.clear();
     }
   }
-  connection->Close();  // answers from the client can no longer arrive
-  server.WaitIdle();
+  // EOF: answers from the client can no longer arrive. Work in flight may still finish and
+  // be answered (`parity serve < requests.jsonl`) within the grace period; then it is
+  // cancelled, as by the client (a training started with wait=false keeps running), and
+  // what still runs after that is left to the process exit (the caller checks WaitIdleFor).
+  connection->Close();
+  if (!server.WaitIdleFor(drain_grace_)) {
+    connection->CancelAll();
+    server.CancelTasks();
+    server.WaitIdleFor(cancel_grace_);
+  }
   connection->CancelAll();  // open subscriptions end with the process
   return status;
 }

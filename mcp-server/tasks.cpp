@@ -4,6 +4,7 @@
 
 #include "mcp-server/server_internal.h"
 #include "mcp-server/signed_state.h"
+#include "mcp-server/task_extension.h"
 #include "support/iso_time.h"
 
 namespace parity::mcp {
@@ -139,9 +140,37 @@ TaskStore::Outcome TaskStore::Cancel(const json& params) {
   return TaskJson(*task);
 }
 
-Server::Outcome Server::OnTasksGet(RequestCtx& ctx) { return tasks_->Get(ctx.params); }
+void TaskStore::CancelAll() {
+  std::lock_guard lock(mutex_);
+  for (auto& [id, t] : tasks_) {
+    if (!Terminal(t->status)) t->cancel.Cancel();
+  }
+}
+
+size_t TaskStore::Running() {
+  std::lock_guard lock(mutex_);
+  size_t n = 0;
+  for (const auto& r : runners_) n += r.done->load() ? 0 : 1;
+  return n;
+}
+
+// tasks/get and tasks/cancel exist in both eras, with the era's semantics; in 2026-07-28
+// only for a request that declared the extension.
+Server::Outcome Server::OnTasksGet(RequestCtx& ctx) {
+  if (!ctx.modern) return tasks_->Get(ctx.params);
+  if (!TaskExtension::Declared(ctx.client_capabilities)) return TaskExtension::Missing("tasks/get");
+  return extension_->Get(ctx.params);
+}
 Server::Outcome Server::OnTasksResult(RequestCtx& ctx) { return tasks_->Result(ctx.params, ctx.cancel.token()); }
 Server::Outcome Server::OnTasksList(RequestCtx& ctx) { return tasks_->List(ctx.params); }
-Server::Outcome Server::OnTasksCancel(RequestCtx& ctx) { return tasks_->Cancel(ctx.params); }
+Server::Outcome Server::OnTasksCancel(RequestCtx& ctx) {
+  if (!ctx.modern) return tasks_->Cancel(ctx.params);
+  if (!TaskExtension::Declared(ctx.client_capabilities)) return TaskExtension::Missing("tasks/cancel");
+  return extension_->Cancel(ctx.params);
+}
+Server::Outcome Server::OnTasksUpdate(RequestCtx& ctx) {
+  if (!TaskExtension::Declared(ctx.client_capabilities)) return TaskExtension::Missing("tasks/update");
+  return extension_->Update(ctx.params);
+}
 
 }  // namespace parity::mcp

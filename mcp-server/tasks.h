@@ -31,6 +31,9 @@ class TaskStore {
   Outcome Result(const json& params, const CancellationToken& cancel);
   Outcome List(const json& params);
   Outcome Cancel(const json& params);
+  // The transport is ending: running tasks are cancelled; Running counts their threads.
+  void CancelAll();
+  size_t Running();
 
  private:
   struct Task {

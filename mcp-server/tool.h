@@ -126,6 +126,14 @@ class ToolContext {
   // call`, the premerge/hunt pipelines), not by an MCP client's caller.
   virtual bool caller_is_user() const { return false; }
 
+  // From here on the call may go on in the background. A 2026-07-28 client that declared
+  // the tasks extension gets a task (resultType "task") at this point and polls it with
+  // tasks/get; the handler simply carries on, its Progress becoming the task's status and
+  // a later Elicit the task's input_required state. Everywhere else it is a no-op and the
+  // caller waits as before. Call it after the questions that must be answered before the
+  // work starts (they are then asked inline) and before the long part.
+  virtual void RunInBackground(std::string_view status_message) { (void)status_message; }
+
   // The report directory this server writes its ledger and outputs to.
   virtual const std::filesystem::path& report_dir() const = 0;
 };

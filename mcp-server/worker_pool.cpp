@@ -36,6 +36,11 @@ void WorkerPool::WaitIdle() {
   idle_.wait(lock, [this] { return queue_.empty() && busy_ == 0; });
 }
 
+bool WorkerPool::WaitIdleFor(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  return idle_.wait_for(lock, timeout, [this] { return queue_.empty() && busy_ == 0; });
+}
+
 void WorkerPool::Run() {
   for (;;) {
     std::function<void()> task;

@@ -4,6 +4,7 @@
 // The destructor finishes queued tasks and joins the workers.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -23,6 +24,8 @@ class WorkerPool {
   bool TrySubmit(std::function<void()> task);
   // Blocks until no task is queued or running.
   void WaitIdle();
+  // The same, for at most `timeout`; returns whether the pool is idle.
+  bool WaitIdleFor(std::chrono::milliseconds timeout);
 
  private:
   void Run();

@@ -155,7 +155,14 @@ Result<ProcessResult> RunProcess(const ProcessOptions& options) {
   if (pid < 0) return Unavailable(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
     setpgid(0, 0);
-    signal(SIGPIPE, SIG_DFL);
+    // A child starts with a clean signal state whatever thread forked it: `serve --http`
+    // blocks SIGINT/SIGTERM in every thread to take them through sigwait, and a mask (or an
+    // ignored disposition) survives execve, so a training would otherwise never see the
+    // SIGTERM of a cancel and die only by the SIGKILL after the grace period.
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}) signal(sig, SIG_DFL);
     dup2(in_pipe[0], 0);
     dup2(out_pipe[1], 1);
     dup2(options.merge_stderr ? out_pipe[1] : err_pipe[1], 2);

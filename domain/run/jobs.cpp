@@ -538,6 +538,12 @@ Result<json> WaitJob(const fs::path& report_dir_in, const std::string& id, const
       return std::move(view).take_status().Context("following job " + id);
     }
     json v = std::move(view).value();
+    // A cancel is acted on before anything else is reported: no progress after it.
+    if (v["status"] == "running" && options.cancel.cancelled()) {
+      if (options.cancel_job_on_cancel) return CancelJob(report_dir, id, host);
+      v["message"] = "stopped waiting (request cancelled); the job keeps running";
+      return v;
+    }
     if (!v["steps"]["last"].is_null() && options.on_progress) {
       int64_t step = v["steps"]["last"].get<int64_t>();
       if (step > reported) {
@@ -554,18 +560,17 @@ Result<json> WaitJob(const fs::path& report_dir_in, const std::string& id, const
       v["reconnects"] = reconnects;
       return v;
     }
-    if (options.cancel.cancelled()) {
-      if (options.cancel_job_on_cancel) return CancelJob(report_dir, id, host);
-      v["message"] = "stopped waiting (request cancelled); the job keeps running";
-      return v;
-    }
     if (options.max_wait_s > 0 &&
         std::chrono::steady_clock::now() - start > std::chrono::seconds(options.max_wait_s)) {
       v["message"] = v["message"].get<std::string>() + " (still running after waiting " +
                      std::to_string(options.max_wait_s) + " s; call wait or status again)";
       return v;
     }
-    std::this_thread::sleep_for(std::chrono::duration<double>(options.poll_interval_s));
+    // Sleeps in short slices so a cancel is acted on at once, not at the next poll.
+    auto next_poll = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.poll_interval_s);
+    while (!options.cancel.cancelled() && std::chrono::steady_clock::now() < next_poll) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   }
 }
 

@@ -4,7 +4,9 @@
 // the conformance fixture server itself speaks HTTP only.
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 
 #include "mcp-server/stdio_transport.h"
 #include "tests/conformance/fixtures.h"
@@ -17,5 +19,8 @@ int main() {
   parity::mcp::StdioTransport stdio(STDIN_FILENO, STDOUT_FILENO);
   parity::Status status = stdio.Serve(server);
   if (!status.ok()) std::fprintf(stderr, "parity-client-fixture-stdio: %s\n", status.ToString().c_str());
+  // As `parity serve`: a handler deaf to cancellation (test_blocking_read) must not keep
+  // the process alive after its client left; the destructors would wait for it.
+  if (!server.WaitIdleFor(std::chrono::seconds(1))) std::_Exit(status.ok() ? 0 : 1);
   return status.ok() ? 0 : 1;
 }

@@ -1,5 +1,8 @@
 #include "tests/conformance/fixtures.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <thread>
 
@@ -107,6 +110,17 @@ void AddContentTools(mcp::Catalog& c) {
                            if (step < 100) Sleep(50);
                          }
                          return ToolResult::Text("progress reported");
+                       }));
+  // A tool with the bug #17 describes: a blocking read that ignores cancellation (a FIFO
+  // nobody writes blocks forever). The server must still exit when its client leaves.
+  c.tools.Add(MakeTool("test_blocking_read", "Reads a file with a plain blocking read, deaf to cancellation",
+                       StringArg("path", "The file (a FIFO without a writer blocks)"), [](const json& args, ToolContext&) {
+                         int fd = ::open(args.value("path", std::string()).c_str(), O_RDONLY);
+                         if (fd < 0) return ToolResult::Error(NotFound("cannot open the file"));
+                         char buf[256];
+                         ssize_t n = ::read(fd, buf, sizeof buf);
+                         ::close(fd);
+                         return ToolResult::Text("read " + std::to_string(n) + " bytes");
                        }));
   c.tools.Add(MakeTool("test_error_handling", "Tests error response handling", NoArgs(), [](const json&, ToolContext&) {
     return ToolResult::Error(Internal("This tool intentionally returns an error for testing"));
@@ -431,6 +445,7 @@ std::shared_ptr<mcp::Catalog> MakeFixtureCatalog() {
   AddContentTools(*catalog);
   AddAskingTools(*catalog);
   AddModernTools(*catalog, catalog);
+  AddTaskTools(*catalog);
   AddPrompts(*catalog);
   AddResources(*catalog);
   return catalog;

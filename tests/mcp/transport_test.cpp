@@ -180,7 +180,7 @@ TEST_F(Http, ForeignHostOrOriginIsForbidden) {
 
 TEST_F(Http, BearerTokenIsRequiredWhenConfigured) {
   HttpOptions options;
-  options.bearer_token = "s3cret";
+  options.bearer_tokens = {"s3cret"};
   Start(options);
   json ping = {{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"},
                {"params", {{"protocolVersion", "2025-11-25"}, {"capabilities", json::object()}}}};

@@ -185,6 +185,9 @@ mcp::ToolResult Start(Params& p, mcp::ToolContext& ctx, const fs::path& report_d
                  {"seed", l.seed}, {"deterministic", l.deterministic}, {"dataset_path", l.dataset_path},
                  {"checkpoint_dir", spec.checkpoint_dir}, {"extra_args", l.extra_args}, {"timeout_s", p.timeout_s}};
 
+  // The rest (probe, start, following the log) takes minutes: a client of the 2026-07-28
+  // tasks extension gets a task to poll from here on.
+  if (p.wait) ctx.RunInBackground("starting " + l.config + " (" + (l.side.empty() ? l.phase : l.side) + ")");
   json environment = nullptr;
   if (p.probe_env) {
     env::ProbeOptions probe;
