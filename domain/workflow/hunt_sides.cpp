@@ -133,6 +133,7 @@ Result<RunFiles> Hunt::RunSide(Side& s, const std::string& label, std::vector<st
   json args = {{"action", "start"}, {"worktree", s.run_dir()}, {"side", s.name}, {"launcher", "argv"},
                {"argv", argv}, {"config", label}};
   if (s.remote()) args.update(RunTrainingRemoteArgs(*s.ssh));
+  if (s.config && s.config->executor != "default") args["executor"] = s.config->executor;
   if (steps) args["steps"] = *steps;
   // A file the run writes may carry a timestamp a tick older than this clock reads.
   const auto started = fs::file_time_type::clock::now() - std::chrono::seconds(1);
