@@ -36,7 +36,8 @@ json OutcomeJson(const workflow::PremergeOutcome& o) {
           {"baseline_commit", o.baseline_commit},
           {"candidate_commit", o.candidate_commit},
           {"outputs", o.report.value("outputs", json::object())},
-          {"warnings", o.warnings}};
+          {"warnings", o.warnings},
+          {"jobs", o.jobs}};
 }
 
 }  // namespace

@@ -12,6 +12,8 @@
 #include <thread>
 
 #include "domain/ledger/ledger.h"
+#include "domain/run/executor.h"
+#include "domain/run/job_host.h"
 #include "domain/run/job_record.h"
 #include "domain/run/job_scripts.h"
 #include "domain/run/log_scan.h"
@@ -23,8 +25,6 @@ namespace parity::run {
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr size_t kRemoteChunk = 4u << 20;  // what kStatus returns at most per call
 
 int64_t UnixNow() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -60,29 +60,6 @@ std::string LogName(const JobSpec& spec) {
   return Sanitize(spec.side.empty() ? "run" : spec.side) + "_" + Sanitize(spec.config) + "_train.log";
 }
 
-bool IsRemote(const json& job) { return job.contains("ssh") && !job["ssh"].is_null(); }
-
-std::string HostJobDir(const fs::path& report_dir, const json& job) {
-  return IsRemote(job) ? job["remote_dir"].get<std::string>() : JobDir(report_dir, job["id"]).string();
-}
-std::string HostLogArg(const fs::path& report_dir, const json& job) {
-  return IsRemote(job) ? "train.log" : (report_dir / job["log"].get<std::string>()).string();
-}
-
-// Runs a short helper command on the host; a non-zero exit is an error with evidence.
-Result<ProcessResult> RunChecked(Host& host, const std::string& what, const std::vector<std::string>& argv,
-                                 int timeout_s = 60) {
-  ExecOptions o;
-  o.timeout = std::chrono::seconds(timeout_s);
-  PARITY_ASSIGN_OR_RETURN(ProcessResult r, host.Exec(argv, o));
-  if (!r.success()) {
-    return Unavailable(what + " on " + host.Describe() + " failed: " + r.Describe())
-        .WithEvidence("command", ShellQuote(argv))
-        .WithEvidence("output", LastLines(r.out + r.err));
-  }
-  return r;
-}
-
 Result<bool> PathExists(Host& host, const std::string& path, bool directory) {
   ExecOptions o;
   o.timeout = std::chrono::seconds(30);
@@ -93,50 +70,6 @@ Result<bool> PathExists(Host& host, const std::string& path, bool directory) {
   return r.exit_code == 0;
 }
 
-struct Poll {
-  bool exists = true;
-  std::string pid;
-  bool supervisor_alive = false, group_alive = false;
-  std::optional<int> exit_code;
-  std::optional<int64_t> finished_unix;
-  bool timed_out = false, cancel_requested = false;
-  std::string log_bytes;
-};
-
-Result<Poll> PollOnce(Host& host, const fs::path& report_dir, const json& job, int64_t offset) {
-  std::vector<std::string> argv = {"bash", "-c", kStatus, "parity-status", HostJobDir(report_dir, job),
-                                   HostLogArg(report_dir, job), std::to_string(offset),
-                                   std::to_string(job.value("supervisor_pid", 0)), job.value("nonce", "")};
-  ExecOptions o;
-  o.timeout = std::chrono::seconds(60);
-  o.output_cap = kRemoteChunk + 65536;
-  PARITY_ASSIGN_OR_RETURN(ProcessResult r, host.Exec(argv, o));
-  size_t marker = r.out.find("@@log\n");
-  if (!r.success() || marker == std::string::npos) {
-    return Unavailable("cannot read the state of job " + job["id"].get<std::string>() + " on " + host.Describe() +
-                       ": " + r.Describe())
-        .WithEvidence("output", LastLines(r.out + r.err));
-  }
-  Poll p;
-  std::istringstream in(r.out.substr(0, marker));
-  std::string line;
-  while (std::getline(in, line)) {
-    size_t eq = line.find('=');
-    if (eq == std::string::npos) continue;
-    std::string k = line.substr(0, eq), v = line.substr(eq + 1);
-    if (k == "exists") p.exists = v == "1";
-    else if (k == "pid") p.pid = v;
-    else if (k == "supervisor_alive") p.supervisor_alive = v == "1";
-    else if (k == "group_alive") p.group_alive = v == "1";
-    else if (k == "exit_code" && !v.empty()) p.exit_code = std::atoi(v.c_str());
-    else if (k == "finished" && !v.empty()) p.finished_unix = std::atoll(v.c_str());
-    else if (k == "timed_out") p.timed_out = v == "1";
-    else if (k == "cancel_requested") p.cancel_requested = v == "1";
-  }
-  p.log_bytes = r.out.substr(marker + 6);
-  return p;
-}
-
 int64_t FileSize(const fs::path& p) {
   std::error_code ec;
   auto n = fs::file_size(p, ec);
@@ -144,13 +77,13 @@ int64_t FileSize(const fs::path& p) {
 }
 
 // Polls; for a remote job, copies the new log bytes into the local log until caught up.
-Result<Poll> Sync(Host& host, const fs::path& report_dir, const json& job) {
+Result<JobPoll> Sync(Executor& ex, const fs::path& report_dir, const json& job) {
   fs::path local_log = report_dir / job["log"].get<std::string>();
-  if (!IsRemote(job)) return PollOnce(host, report_dir, job, -1);
+  if (!IsRemoteJob(job)) return ex.Poll(report_dir, job, -1);
   while (true) {
-    PARITY_ASSIGN_OR_RETURN(Poll p, PollOnce(host, report_dir, job, FileSize(local_log)));
+    PARITY_ASSIGN_OR_RETURN(JobPoll p, ex.Poll(report_dir, job, FileSize(local_log)));
     PARITY_RETURN_IF_ERROR(AppendFileUnder(report_dir, job["log"].get<std::string>(), p.log_bytes));
-    if (p.log_bytes.size() < kRemoteChunk) return p;
+    if (p.log_bytes.size() < kRemoteLogChunk) return p;
   }
 }
 
@@ -177,7 +110,9 @@ std::string LogTail(const fs::path& report_dir, const json& job) {
 }
 
 // The view every call returns; `scanner` describes the log as read so far.
-json View(const fs::path& report_dir, const json& job, const LogScanner& scanner, const std::string& status) {
+// `live`: the executor's description of a running job (Executor::Describe).
+json View(const fs::path& report_dir, const json& job, const LogScanner& scanner, const std::string& status,
+          const json& live = nullptr) {
   json scan = scanner.ToJson();
   json v = {{"id", job["id"]},
             {"status", status},
@@ -207,11 +142,18 @@ json View(const fs::path& report_dir, const json& job, const LogScanner& scanner
                                                 : "running: step " + scan["last_step"].dump() +
                                                       (job["expected_steps"].is_null() ? "" : " of " + job["expected_steps"].dump());
   }
+  if (live.is_object()) {
+    for (auto it = live.begin(); it != live.end(); ++it) {
+      if (it.key() != "message_prefix") v[it.key()] = it.value();
+    }
+    if (live.contains("message_prefix")) v["message"] = live["message_prefix"].get<std::string>() + ": " + v["message"].get<std::string>();
+  }
   return v;
 }
 
 // Decides how a finished job went, moves the initial checkpoint, records the outcome.
-Result<json> Finalize(Host& host, const fs::path& report_dir, json job, const Poll& poll) {
+Result<json> Finalize(Executor& ex, const fs::path& report_dir, json job, const JobPoll& poll) {
+  Host& host = ex.host();
   LogScanner scanner = ScanLog(report_dir, job);
   scanner.Flush();
   std::string status = "ok";
@@ -221,14 +163,20 @@ Result<json> Finalize(Host& host, const fs::path& report_dir, json job, const Po
   if (poll.exit_code && *poll.exit_code > 128 && *poll.exit_code <= 128 + 64) signal = *poll.exit_code - 128;
   if (!poll.exit_code) {
     status = "lost";
-    reasons.push_back(poll.exists ? "the supervisor ended without recording an exit status (killed, or the host rebooted)"
-                                  : "the job directory is gone from the host");
+    reasons.push_back(!poll.scheduler_reason.empty() ? poll.scheduler_reason
+                      : poll.exists ? "the supervisor ended without recording an exit status (killed, or the host rebooted)"
+                                    : "the job directory is gone from the host");
   } else if (poll.cancel_requested) {
     status = "cancelled";
-    reasons.push_back("cancelled on request");
+    reasons.push_back(poll.scheduler_reason.empty() ? "cancelled on request" : poll.scheduler_reason);
   } else if (poll.timed_out) {
     status = "timeout";
-    reasons.push_back("ran past its timeout of " + std::to_string(job.value("timeout_s", 0)) + " s and was killed");
+    reasons.push_back(poll.scheduler_reason.empty()
+                          ? "ran past its timeout of " + std::to_string(job.value("timeout_s", 0)) + " s and was killed"
+                          : poll.scheduler_reason);
+  } else if (poll.scheduler_failure) {
+    status = "failed";
+    reasons.push_back(poll.scheduler_reason);
   } else if (*poll.exit_code != 0) {
     status = "failed";
     reasons.push_back(signal.is_null() ? "exit code " + std::to_string(*poll.exit_code)
@@ -286,6 +234,12 @@ Result<json> Finalize(Host& host, const fs::path& report_dir, json job, const Po
                 {"message", message}};
   if (!checkpoint.is_null()) final["checkpoint"] = checkpoint;
   if (status != "ok") final["log_tail"] = LogTail(report_dir, job);
+  json described = ex.Describe(job, &poll);
+  if (described.is_object()) {
+    for (auto it = described.begin(); it != described.end(); ++it) {
+      if (it.key() != "message_prefix" && it.key() != "message" && it.key() != "poll_after_s") final[it.key()] = it.value();
+    }
+  }
   job["final"] = final;
   PARITY_RETURN_IF_ERROR(SaveJob(report_dir, job));
 
@@ -298,11 +252,12 @@ Result<json> Finalize(Host& host, const fs::path& report_dir, json job, const Po
                     {"steps", scanner.last_step() ? json(*scanner.last_step()) : json(nullptr)},
                     {"findings", scanner.ToJson()["findings"]},
                     {"nan_inf", scanner.nan_inf()}};
+    if (final.contains("slurm")) outcome["slurm"] = final["slurm"];
     json outputs = {{"log", job["log"]}};
     if (!checkpoint.is_null()) {
       fs::path c(checkpoint.get<std::string>());
       auto rel = c.lexically_relative(report_dir);
-      outputs["checkpoint"] = (!IsRemote(job) && !rel.empty() && rel.native().rfind("..", 0) != 0) ? rel.string()
+      outputs["checkpoint"] = (!IsRemoteJob(job) && !rel.empty() && rel.native().rfind("..", 0) != 0) ? rel.string()
                                                                                                    : c.string();
     }
     PARITY_RETURN_IF_ERROR(ledger::Update(report_dir, job["ledger_entry"], {{"outcome", outcome}, {"outputs", outputs}}));
@@ -310,38 +265,14 @@ Result<json> Finalize(Host& host, const fs::path& report_dir, json job, const Po
   return View(report_dir, job, scanner, status);
 }
 
-// The host to poll a job on. A record is data: parity never connects to a host because a
-// record names it. A local job is polled here; a remote one only on the host the caller
-// opened (from its arguments or the user's policy), which must be the one the record names.
-Result<std::unique_ptr<Host>> HostFor(const json& job, Host*& host) {
-  std::unique_ptr<Host> owned;
-  if (!host) {
-    if (IsRemote(job)) {
-      return FailedPrecondition("job " + job["id"].get<std::string>() + " ran on " + job["host"].get<std::string>() +
-                                "; parity does not connect to a host named only by a job record")
-          .WithHint("pass the host again (ssh: {host, username, port} as when the job was started) to poll or cancel it");
-    }
-    PARITY_ASSIGN_OR_RETURN(owned, OpenHost(std::nullopt));
-    host = owned.get();
-  }
-  if (host->Describe() != job["host"].get<std::string>()) {
-    return FailedPrecondition("job " + job["id"].get<std::string>() + " ran on " + job["host"].get<std::string>() +
-                              ", not on " + host->Describe())
-        .WithHint("pass the job's own host");
-  }
-  return owned;
-}
-
 // One poll under the job lock, judging the job when it has ended.
-Result<json> Refresh(Host& host, const fs::path& report_dir, const std::string& id) {
+Result<json> Refresh(Executor& ex, const fs::path& report_dir, const std::string& id) {
   PARITY_ASSIGN_OR_RETURN(JobLock lock, JobLock::Acquire(report_dir, id));
   PARITY_ASSIGN_OR_RETURN(json job, LoadJob(report_dir, id));
   if (job.contains("final")) return View(report_dir, job, ScanLog(report_dir, job), job["final"]["status"]);
-  PARITY_ASSIGN_OR_RETURN(Poll p, Sync(host, report_dir, job));
-  bool starting = !p.exit_code && !p.supervisor_alive && !p.group_alive && p.exists &&
-                  UnixNow() - job.value("started_unix", int64_t{0}) < 30 && p.pid.empty();
-  if (p.exit_code || (!p.supervisor_alive && !p.group_alive && !starting)) return Finalize(host, report_dir, job, p);
-  return View(report_dir, job, ScanLog(report_dir, job), "running");
+  PARITY_ASSIGN_OR_RETURN(JobPoll p, Sync(ex, report_dir, job));
+  if (p.ended) return Finalize(ex, report_dir, job, p);
+  return View(report_dir, job, ScanLog(report_dir, job), "running", ex.Describe(job, &p));
 }
 
 // The command as the job record keeps it: the ledger's form (environment values by name
@@ -354,7 +285,12 @@ json RecordedCommand(const ledger::Command& command) {
 
 }  // namespace
 
-Result<json> StartJob(Host& host, const fs::path& report_dir_in, const JobSpec& spec) {
+Result<json> StartJob(Host& host, const fs::path& report_dir, const JobSpec& spec) {
+  return StartJob(*SupervisorExecutor(host), report_dir, spec);
+}
+
+Result<json> StartJob(Executor& ex, const fs::path& report_dir_in, const JobSpec& spec) {
+  Host& host = ex.host();
   fs::path report_dir = fs::absolute(report_dir_in).lexically_normal();
   if (spec.argv.empty()) return InvalidArgument("nothing to run: the command is empty");
   if (spec.cwd.empty() || spec.cwd[0] != '/') {
@@ -387,7 +323,7 @@ Result<json> StartJob(Host& host, const fs::path& report_dir_in, const JobSpec& 
   for (const std::string& other : JobIds(report_dir)) {
     auto o = LoadJob(report_dir, other);
     if (!o.ok() || o->contains("final") || o->value("log", "") != log) continue;
-    auto view = JobStatus(report_dir, other, IsRemote(*o) ? nullptr : &host);
+    auto view = JobStatus(report_dir, other, IsRemoteJob(*o) ? nullptr : &host);
     if (view.ok() && (*view)["status"] == "running") {
       return FailedPrecondition("job " + other + " is still running and writing " + log)
           .WithHint("wait for it or cancel it first");
@@ -463,6 +399,7 @@ Result<json> StartJob(Host& host, const fs::path& report_dir_in, const JobSpec& 
               {"git", git},
               {"nonce", NewNonce()},
               {"notes", spec.notes}};
+  job.update(ex.RecordFields());
   if (spec.ssh) job["remote_dir"] = spec.remote_job_root + "/" + id;
 
   ledger::Entry entry;
@@ -483,56 +420,50 @@ Result<json> StartJob(Host& host, const fs::path& report_dir_in, const JobSpec& 
   job["ledger_entry"] = entry_id;
   PARITY_RETURN_IF_ERROR(SaveJob(report_dir, job));
 
-  std::vector<std::string> argv = {"bash", "-c", kLauncher, "parity-launch", kSupervisor, HostJobDir(report_dir, job),
-                                   HostLogArg(report_dir, job), std::to_string(spec.timeout_s), spec.cwd,
-                                   job["nonce"].get<std::string>(), "--"};
-  if (!spec.env.empty()) {
-    argv.push_back("env");
-    for (const auto& [k, v] : spec.env) argv.push_back(k + "=" + v);
-  }
-  argv.insert(argv.end(), spec.argv.begin(), spec.argv.end());
-  auto launched = RunChecked(host, "starting the training", argv);
-  int supervisor = launched.ok() ? std::atoi(launched->out.c_str()) : 0;
-  if (!launched.ok() || supervisor <= 0) {
-    Status failure = launched.ok() ? Unavailable("the launcher printed no supervisor pid")
-                                         .WithEvidence("output", LastLines(launched->out + launched->err))
-                                   : launched.status();
+  auto launched = ex.Launch(report_dir, job, spec);
+  if (!launched.ok()) {
+    Status failure = std::move(launched).take_status();
     job["final"] = {{"status", "failed"}, {"message", failure.message()}, {"exit_code", nullptr}, {"signal", nullptr}};
     (void)SaveJob(report_dir, job);
     (void)ledger::Update(report_dir, entry_id, {{"outcome", {{"status", "failed"}, {"message", failure.message()}}}});
     return failure;
   }
-  job["supervisor_pid"] = supervisor;
+  json ledger_patch = launched->value("ledger_patch", json(nullptr));
+  launched->erase("ledger_patch");
+  job.update(*launched);
+  // Where it really ran is known now (a scheduler's job id): the ledger says so too.
+  if (!ledger_patch.is_null()) PARITY_RETURN_IF_ERROR(ledger::Update(report_dir, entry_id, ledger_patch));
   PARITY_RETURN_IF_ERROR(SaveJob(report_dir, job));
-  return View(report_dir, job, LogScanner(), "running");
+  return View(report_dir, job, LogScanner(), "running", ex.Describe(job, nullptr));
 }
 
 Result<json> JobStatus(const fs::path& report_dir_in, const std::string& id, Host* host) {
   fs::path report_dir = fs::absolute(report_dir_in).lexically_normal();
   PARITY_ASSIGN_OR_RETURN(json job, LoadJob(report_dir, id));
   if (job.contains("final")) return View(report_dir, job, ScanLog(report_dir, job), job["final"]["status"]);
-  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Host> owned, HostFor(job, host));
-  return Refresh(*host, report_dir, id);
+  PARITY_ASSIGN_OR_RETURN(OwnedExecutor ex, ExecutorForJob(job, host));
+  return Refresh(*ex, report_dir, id);
 }
 
 Result<json> WaitJob(const fs::path& report_dir_in, const std::string& id, const WaitOptions& options, Host* host) {
   fs::path report_dir = fs::absolute(report_dir_in).lexically_normal();
   PARITY_ASSIGN_OR_RETURN(json job, LoadJob(report_dir, id));
-  std::unique_ptr<Host> owned;
-  if (!job.contains("final")) {
-    PARITY_ASSIGN_OR_RETURN(owned, HostFor(job, host));
-  }
+  if (job.contains("final")) return JobStatus(report_dir, id, host);
+  PARITY_ASSIGN_OR_RETURN(OwnedExecutor ex, ExecutorForJob(job, host));
+  // A scheduler is asked no more often than the user's settings say.
+  double interval = std::max(options.poll_interval_s,
+                             job.contains("slurm") ? job["slurm"].value("poll_interval_s", 0.0) : 0.0);
   auto start = std::chrono::steady_clock::now();
   int64_t reported = -1;
   int reconnects = 0;
   while (true) {
-    Result<json> view = host ? Refresh(*host, report_dir, id) : JobStatus(report_dir, id);
+    Result<json> view = Refresh(*ex, report_dir, id);
     if (!view.ok()) {
       // A lost SSH connection does not stop the remote job: reconnect and keep following it.
-      if (host && !host->is_local() && view.status().kind() == ErrorKind::kUnavailable && reconnects < 5) {
+      if (!ex->host().is_local() && view.status().kind() == ErrorKind::kUnavailable && reconnects < 5) {
         ++reconnects;
         std::this_thread::sleep_for(std::chrono::seconds(1));
-        (void)host->Reconnect();
+        (void)ex->host().Reconnect();
         continue;
       }
       return std::move(view).take_status().Context("following job " + id);
@@ -540,7 +471,7 @@ Result<json> WaitJob(const fs::path& report_dir_in, const std::string& id, const
     json v = std::move(view).value();
     // A cancel is acted on before anything else is reported: no progress after it.
     if (v["status"] == "running" && options.cancel.cancelled()) {
-      if (options.cancel_job_on_cancel) return CancelJob(report_dir, id, host);
+      if (options.cancel_job_on_cancel) return CancelJob(report_dir, id, &ex->host());
       v["message"] = "stopped waiting (request cancelled); the job keeps running";
       return v;
     }
@@ -567,7 +498,7 @@ Result<json> WaitJob(const fs::path& report_dir_in, const std::string& id, const
       return v;
     }
     // Sleeps in short slices so a cancel is acted on at once, not at the next poll.
-    auto next_poll = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.poll_interval_s);
+    auto next_poll = std::chrono::steady_clock::now() + std::chrono::duration<double>(interval);
     while (!options.cancel.cancelled() && std::chrono::steady_clock::now() < next_poll) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
@@ -578,16 +509,12 @@ Result<json> CancelJob(const fs::path& report_dir_in, const std::string& id, Hos
   fs::path report_dir = fs::absolute(report_dir_in).lexically_normal();
   PARITY_ASSIGN_OR_RETURN(json job, LoadJob(report_dir, id));
   if (job.contains("final")) return JobStatus(report_dir, id, host);
-  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Host> owned, HostFor(job, host));
-  // kCancel signals the process group only when one of its processes carries this job's
-  // nonce in its environment (set by the supervisor at start): a pid file naming another
-  // process (1: every process) is refused, whatever the record says.
-  PARITY_RETURN_IF_ERROR(RunChecked(*host, "cancelling job " + id,
-                                    {"bash", "-c", kCancel, "parity-cancel", HostJobDir(report_dir, job), "10",
-                                     job.value("nonce", "")},
-                                    90)
-                             .status());
-  return Refresh(*host, report_dir, id);
+  PARITY_ASSIGN_OR_RETURN(OwnedExecutor ex, ExecutorForJob(job, host));
+  // The supervisor executor signals the process group only when one of its processes
+  // carries this job's nonce in its environment (set by the supervisor at start): a pid
+  // file naming another process (1: every process) is refused, whatever the record says.
+  PARITY_RETURN_IF_ERROR(ex->Cancel(report_dir, job));
+  return Refresh(*ex, report_dir, id);
 }
 
 Result<json> ListJobs(const fs::path& report_dir_in, Host* host) {
@@ -619,6 +546,7 @@ Status JobFailure(const json& v) {
   if (!v.value("exit_code", json()).is_null()) s.WithEvidence("exit_code", v["exit_code"].dump());
   if (!v.value("signal", json()).is_null()) s.WithEvidence("signal", v["signal"].dump());
   s.WithEvidence("log", v.value("log_path", ""));
+  if (v.contains("slurm")) s.WithEvidence("slurm", v["slurm"].dump());
   if (!v["findings"].empty()) {
     std::string lines;
     for (const auto& f : v["findings"]) {

@@ -1,5 +1,6 @@
-// Training jobs: started detached (a supervisor in its own session records the exit status
-// in the job directory, so the job outlives parity and the SSH connection), watched through
+// Training jobs: started through an executor (executor.h: a detached supervisor, locally or
+// on an SSH host, that records the exit status in the job directory so the job outlives
+// parity and the SSH connection; or a Slurm batch job, recorded by its id), watched through
 // their log, cancelled by killing their process group, and judged once they end: exit
 // status or signal, timeout, errors found in the log, NaN/Inf, fewer steps than asked.
 // Everything a job is lives on disk (job_record.h), locally and on the SSH host, so any
@@ -10,7 +11,9 @@
 //   {id, status: running|ok|failed|cancelled|timeout|lost, phase, side, config, launcher,
 //    host, command: {argv, cwd, env}, log, log_path, started, finished, duration_s,
 //    exit_code, signal, steps: {expected, last, lines}, latest_loss, latest_grad_norm,
-//    nan_inf, findings, log_tail, checkpoint, ledger_entry, message, notes}
+//    nan_inf, findings, log_tail, checkpoint, ledger_entry, message, notes}, and for a Slurm
+//   job slurm: {job_id, state, reason, nodes, start, end, elapsed, time_limit, exit_code,
+//   signal, source, submit_host, batch_script}
 #pragma once
 
 #include <filesystem>
@@ -29,6 +32,7 @@
 namespace parity::run {
 
 using json = nlohmann::json;
+class Executor;
 
 struct JobSpec {
   std::string phase = "train";  // train | gen_ckpt
@@ -66,11 +70,13 @@ struct WaitOptions {
   std::function<void(const Progress&)> on_progress;
 };
 
-// Starts the job on `host` (which must match spec.ssh) and returns its view.
+// Starts the job through `executor` (whose host must match spec.ssh) and returns its view.
+Result<json> StartJob(Executor& executor, const std::filesystem::path& report_dir, const JobSpec& spec);
+// The same with the detached supervisor on `host` (the local and ssh executors).
 Result<json> StartJob(Host& host, const std::filesystem::path& report_dir, const JobSpec& spec);
 
 // Polls once (streaming a remote log into the report directory) and judges a finished job.
-// `host` may be null for a local job; a remote job is polled only on the host the caller
+// `host` may be null for a local job (the executor is the record's); a remote job is polled only on the host the caller
 // opened (never one a record names alone), and a host that is not the record's is refused.
 // Cancel signals the job's process group only when a process of it carries the job's nonce
 // in its environment (read from /proc on the executing host).

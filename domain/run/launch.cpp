@@ -92,9 +92,17 @@ Result<Launch> BuildLaunch(const LaunchRequest& r) {
     a.push_back("--debug.seed=" + std::to_string(r.seed));
     if (r.deterministic) a.push_back("--debug.deterministic");
     if (!r.dataset_path.empty()) a.push_back("--training.dataset_path=" + r.dataset_path);
+    if (!r.dump_folder.empty()) {
+      if (r.dump_folder[0] == '/' || r.dump_folder.find("..") != std::string::npos ||
+          r.dump_folder.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+-/") !=
+              std::string::npos) {
+        return InvalidArgument("arguments.dump_folder: \"" + r.dump_folder + "\" must be a plain path inside the worktree");
+      }
+      a.push_back("--job.dump_folder=" + r.dump_folder);
+    }
     if (gen) {
       a.insert(a.end(), {"--checkpoint.enable", "--checkpoint.last_save_in_hf", "--checkpoint.last_save_model_only"});
-      launch.checkpoint_to_move = "outputs/checkpoint/step-1";
+      launch.checkpoint_to_move = (r.dump_folder.empty() ? std::string("outputs") : r.dump_folder) + "/checkpoint/step-1";
     } else if (r.load_checkpoint) {
       if (r.checkpoint_dir.empty()) return InvalidArgument("arguments.checkpoint_dir: needed to load the initial checkpoint");
       a.insert(a.end(), {"--checkpoint.enable", "--checkpoint.load_only", "--checkpoint.initial_load_path",

@@ -32,6 +32,10 @@ struct LaunchRequest {
   std::string custom_template;          // launcher custom
   std::vector<std::string> argv;        // launcher argv
   std::vector<std::string> extra_args;  // appended to every preset
+  // torchtitan: --job.dump_folder, relative to the worktree (empty: the trainer's default
+  // ./outputs). Runs side by side in one worktree each need their own, or one run's
+  // checkpoint folder is cleared or moved under another.
+  std::string dump_folder;
   std::string side, report_dir, worktree;  // for {placeholders} in a custom template
 };
 

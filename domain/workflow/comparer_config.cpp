@@ -14,6 +14,7 @@ void DecodeSide(JsonReader& r, ComparerSide& side) {
   r.Optional("mode", side.mode).OneOf("mode", side.mode, {"local", "remote"});
   r.Optional("log_path", side.log_path).Optional("code_path", side.code_path).Required("run_script", side.run_script);
   r.Optional("ref", side.ref);
+  r.Optional("executor", side.executor).OneOf("executor", side.executor, {"default", "slurm"});
   if (r.Has("ssh")) {
     r.Object("ssh", false, [&](JsonReader& s) {
       ComparerSsh ssh;
@@ -37,6 +38,7 @@ void DecodeSide(JsonReader& r, ComparerSide& side) {
 nlohmann::json SideJson(const ComparerSide& s) {
   nlohmann::json j = {{"mode", s.mode}, {"log_path", s.log_path}, {"code_path", s.code_path}, {"run_script", s.run_script}};
   if (s.ref) j["ref"] = *s.ref;
+  if (s.executor != "default") j["executor"] = s.executor;
   if (s.ssh) {
     j["ssh"] = {{"host", s.ssh->host}, {"username", s.ssh->username}, {"port", s.ssh->port}};
     if (s.ssh->password) j["ssh"]["password"] = "***";

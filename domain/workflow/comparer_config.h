@@ -38,6 +38,9 @@ struct ComparerSide {
   std::string code_path;
   std::string run_script;
   std::optional<std::string> ref;  // parity: commit/branch of code_path (default its HEAD)
+  // parity: "slurm" runs the side's trainings as sbatch jobs (from this machine, or from the
+  // SSH host of a remote side) with the user's Slurm settings (domain/run/slurm.h).
+  std::string executor = "default";
   std::optional<ComparerSsh> ssh;  // required for remote
 };
 

@@ -152,6 +152,7 @@ Result<RunFiles> Hunt::RunSide(Side& s, const std::string& label, std::vector<st
   // The one place a side's variables reach its child (run_training's env, recorded in the
   // ledger); the user's policy on what may pass is applied by run_training.
   if (!s.env.empty()) args["env"] = s.env;
+  if (s.config && s.config->executor != "default") args["executor"] = s.config->executor;
   if (steps) args["steps"] = *steps;
   // A file the run writes may carry a timestamp a tick older than this clock reads.
   const auto started = fs::file_time_type::clock::now() - std::chrono::seconds(1);

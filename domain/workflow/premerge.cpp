@@ -4,6 +4,7 @@
 
 #include "domain/workflow/config_names.h"
 #include "domain/workflow/config_registry.h"
+#include "domain/workflow/fan_out.h"
 #include "domain/workflow/matrix.h"
 #include "domain/workflow/run_worktrees.h"
 #include "domain/workflow/tensorboard_run.h"
@@ -85,7 +86,7 @@ class Pipeline {
     wt_ = wt;
 
     obs_.Step(5, kSteps, "Steps 3-4: training (" + std::to_string(matrix.size()) + " config(s) x 3 runs)");
-    for (const auto& entry : matrix) PARITY_RETURN_IF_ERROR(Train(entry, wt));
+    PARITY_RETURN_IF_ERROR(Train(matrix, wt));
 
     obs_.Step(6, kSteps, "Step 5: comparison");
     for (const auto& entry : matrix) PARITY_RETURN_IF_ERROR(Compare(entry));
@@ -267,15 +268,26 @@ class Pipeline {
     return wt;
   }
 
-  json RunArgs(const MatrixEntry& entry, const std::string& phase, const std::string& worktree) {
+  json RunArgs(const MatrixEntry& entry, const std::string& phase, const std::string& worktree,
+               const std::string& side = "") {
     json args = Common(c_);
     args.update({{"action", "start"}, {"phase", phase}, {"worktree", worktree}, {"config", entry.name}});
+    // Runs side by side share the candidate worktree: each gets its own output folder, so
+    // no run clears or moves another's checkpoint folder.
+    // Started back to back, they are not probed one by one (a probe imports torch: seconds
+    // per start, and the runs would no longer overlap); Step 1's probe of this host, where
+    // each run is started, is the fingerprint in the ledger.
+    if (c_.max_parallel > 1) {
+      args["dump_folder"] = "outputs/parity_" + (side.empty() ? phase : side) + "_" + entry.name;
+      args["probe_env"] = false;
+    }
     if (c_.model) args["model"] = *c_.model;
     if (c_.launcher) args["launcher"] = *c_.launcher;
     if (c_.script) args["script"] = *c_.script;
     if (c_.dataset_path) args["dataset_path"] = *c_.dataset_path;
     if (!c_.env.empty()) args["env"] = c_.env;
     if (c_.timeout_s > 0) args["timeout_s"] = c_.timeout_s;
+    if (c_.executor != "local") args["executor"] = c_.executor;
     std::vector<std::string> extra = entry.extra_args;
     if (c_.tokenizer) extra.push_back("--model.tokenizer_path=" + *c_.tokenizer);
     if (!extra.empty()) args["extra_args"] = extra;
@@ -287,48 +299,87 @@ class Pipeline {
       "Make the trainer write TensorBoard (the tensorboard package in its interpreter), or set \"tensorboard\": "
       "false in premerge.json to compare the printed values knowingly";
 
-  static std::string LogOf(const json& run, const fs::path& report_dir) {
-    std::string log = run["job"].value("log_path", "");
-    return log.empty() ? (report_dir / run["job"].value("log", "")).string() : log;
+  // Every config's initial checkpoint, then its baseline and candidate runs (which load
+  // it), through the fan-out: one after another locally, side by side on a scheduler.
+  Status Train(const std::vector<MatrixEntry>& matrix, const Worktrees& wt) {
+    struct Slot {
+      std::string config, side;  // side empty: the initial checkpoint
+      fs::path tb_dir;
+    };
+    std::vector<PlannedRun> plan;
+    std::vector<Slot> slots;
+    for (const auto& entry : matrix) {
+      obs_.Note(entry.name + ": initial checkpoint (1 step, HF format) in the candidate worktree");
+      size_t ckpt = plan.size();
+      json gen = RunArgs(entry, "gen_ckpt", wt.candidate);
+      // The one-step checkpoint run asks for TensorBoard too, so a trainer that cannot
+      // write it is named as such before its baseline and candidate runs are judged.
+      const fs::path gen_tb = TensorBoardDir("gen_ckpt", entry.name);
+      if (c_.tensorboard) {
+        std::vector<std::string> extra = gen.value("extra_args", std::vector<std::string>{});
+        for (auto& flag : TensorBoardFlags(gen_tb)) extra.push_back(flag);
+        gen["extra_args"] = extra;
+      }
+      plan.push_back({entry.name + " initial checkpoint", gen, std::nullopt});
+      slots.push_back({entry.name, "", gen_tb});
+      for (const auto& [side, worktree] : {std::pair{"baseline", wt.baseline}, std::pair{"candidate", wt.candidate}}) {
+        json args = RunArgs(entry, "train", worktree, side);
+        args["side"] = side;
+        args["steps"] = c_.steps;
+        obs_.Note(entry.name + ": " + side + " run, " + std::to_string(c_.steps) + " steps");
+        fs::path tb_dir = TensorBoardDir(side, entry.name);
+        if (c_.tensorboard) {
+          std::vector<std::string> extra = args.value("extra_args", std::vector<std::string>{});
+          for (auto& flag : TensorBoardFlags(tb_dir)) extra.push_back(flag);
+          args["extra_args"] = extra;
+        }
+        plan.push_back({entry.name + " " + side, args, ckpt});
+        slots.push_back({entry.name, side, tb_dir});
+      }
+    }
+    if (!plan.empty()) PARITY_RETURN_IF_ERROR(ShowPlan(plan.front()));
+    FanOutOptions options;
+    options.max_parallel = static_cast<size_t>(c_.max_parallel);
+    options.stop_at_first_failure = c_.stop_at_first_failure;
+    options.poll_interval_s = 0.5;
+    PARITY_ASSIGN_OR_RETURN(std::vector<RunOutcome> outcomes, FanOut(plan, options, run_, obs_));
+    PARITY_RETURN_IF_ERROR(FanOutFailure(plan, outcomes));
+    for (size_t i = 0; i < plan.size(); ++i) {
+      const Slot& slot = slots[i];
+      const json& job = outcomes[i].job;
+      if (!job.value("slurm", json()).is_null()) out_.jobs.push_back(job["slurm"].value("job_id", ""));
+      std::string log = job.value("log_path", "");
+      if (log.empty()) log = (c_.report_dir / job.value("log", "")).string();
+      if (slot.side.empty()) {
+        obs_.Note(slot.config + ": checkpoint " + job.value("checkpoint", "?"));
+        if (c_.tensorboard && !NewestEventFile(slot.tb_dir).ok()) {
+          return NoTensorBoardEvents(slot.config + ": the initial-checkpoint run", slot.tb_dir, log, kNoTensorBoardHint);
+        }
+        continue;
+      }
+      logs_[slot.config][slot.side] = log;
+      obs_.Note(slot.config + ": " + slot.side + " " + job.value("message", "ok") + " (" + log + ")");
+      if (c_.tensorboard) {
+        auto events = NewestEventFile(slot.tb_dir);
+        if (!events.ok()) {
+          return NoTensorBoardEvents(slot.config + ": the " + slot.side + " run", slot.tb_dir, log, kNoTensorBoardHint);
+        }
+        events_[slot.config][slot.side] = events->string();
+      }
+    }
+    return Status::Ok();
   }
 
-  Status Train(const MatrixEntry& entry, const Worktrees& wt) {
-    obs_.Note(entry.name + ": initial checkpoint (1 step, HF format) in the candidate worktree");
-    json gen = RunArgs(entry, "gen_ckpt", wt.candidate);
-    // The one-step checkpoint run asks for TensorBoard too, so a trainer that cannot write
-    // it is noticed now, not after the whole baseline run.
-    const fs::path gen_tb = TensorBoardDir("gen_ckpt", entry.name);
-    if (c_.tensorboard) {
-      std::vector<std::string> extra = gen.value("extra_args", std::vector<std::string>{});
-      for (auto& flag : TensorBoardFlags(gen_tb)) extra.push_back(flag);
-      gen["extra_args"] = extra;
-    }
-    PARITY_ASSIGN_OR_RETURN(json ckpt, Call("run_training", gen));
-    obs_.Note(entry.name + ": checkpoint " + ckpt["job"].value("checkpoint", "?"));
-    if (c_.tensorboard && !NewestEventFile(gen_tb).ok()) {
-      return NoTensorBoardEvents(entry.name + ": the initial-checkpoint run", gen_tb, LogOf(ckpt, c_.report_dir),
-                                 kNoTensorBoardHint);
-    }
-    for (const auto& [side, worktree] : {std::pair{"baseline", wt.baseline}, std::pair{"candidate", wt.candidate}}) {
-      json args = RunArgs(entry, "train", worktree);
-      args["side"] = side;
-      args["steps"] = c_.steps;
-      obs_.Note(entry.name + ": " + side + " run, " + std::to_string(c_.steps) + " steps");
-      fs::path tb_dir = TensorBoardDir(side, entry.name);
-      if (c_.tensorboard) {
-        std::vector<std::string> extra = args.value("extra_args", std::vector<std::string>{});
-        for (auto& flag : TensorBoardFlags(tb_dir)) extra.push_back(flag);
-        args["extra_args"] = extra;
-      }
-      PARITY_ASSIGN_OR_RETURN(json run, Call("run_training", args));
-      const std::string log = LogOf(run, c_.report_dir);
-      logs_[entry.name][side] = log;
-      obs_.Note(entry.name + ": " + side + " " + run["job"].value("message", "ok") + " (" + log + ")");
-      if (c_.tensorboard) {
-        auto events = NewestEventFile(tb_dir);
-        if (!events.ok()) return NoTensorBoardEvents(entry.name + ": the " + side + " run", tb_dir, log, kNoTensorBoardHint);
-        events_[entry.name][side] = events->string();
-      }
+  // What the first run will be, shown before anything is submitted: its batch script
+  // when the executor writes one (each run's own is recorded in its job directory).
+  Status ShowPlan(const PlannedRun& first) {
+    json args = first.args;
+    args["action"] = "plan";
+    PARITY_ASSIGN_OR_RETURN(json planned, Call("run_training", args));
+    const json& plan = planned.value("plan", json::object());
+    if (plan.contains("batch_script") && plan["batch_script"].is_string()) {
+      obs_.Note("batch script of " + first.label + " (from " + plan.value("settings_file", "the user's settings") +
+                "; every run's is recorded in jobs/<id>/batch.sh):\n" + plan["batch_script"].get<std::string>());
     }
     return Status::Ok();
   }

@@ -36,6 +36,7 @@ struct PremergeOutcome {
   nlohmann::json report;  // render_report's structured result
   std::string baseline_commit, candidate_commit;
   std::vector<std::string> warnings;  // anomalies accepted by consent, tool warnings
+  std::vector<std::string> jobs;      // the scheduler's job ids of the trainings, in plan order (Slurm)
 };
 
 struct PremergeOptions {

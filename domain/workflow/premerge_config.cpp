@@ -60,6 +60,9 @@ Result<PremergeConfig> ParsePremergeConfig(const nlohmann::json& value, const st
     s.Optional("language", c.language).OneOf("language", c.language, {"zh", "en"}).Optional("title", c.title);
   });
   r.Optional("mail", c.mail).Optional("cleanup", c.cleanup);
+  r.Optional("executor", c.executor).OneOf("executor", c.executor, {"local", "slurm"});
+  std::optional<int> max_parallel;
+  r.Optional("max_parallel", max_parallel).Optional("stop_at_first_failure", c.stop_at_first_failure);
   r.Object("confirm", false, [&](JsonReader& s) { (void)DecodeConsent(s, c.confirm); });
   PARITY_RETURN_IF_ERROR(r.Finish());
   if (value.contains("configs") && !value["configs"].is_null()) {
@@ -88,6 +91,8 @@ Result<PremergeConfig> ParsePremergeConfig(const nlohmann::json& value, const st
   if (c.steps < 1) return InvalidArgument(name + ".steps: must be at least 1");
   if (c.tolerance_abs && !(*c.tolerance_abs >= 0)) return InvalidArgument(name + ".compare.tolerance_abs: must be >= 0");
   if (c.timeout_s < 0) return InvalidArgument(name + ".timeout_s: must be >= 0");
+  if (max_parallel && *max_parallel < 1) return InvalidArgument(name + ".max_parallel: must be at least 1");
+  c.max_parallel = max_parallel.value_or(c.executor == "slurm" ? 16 : 1);
   if (!c.mail.is_null() && !c.mail.is_object()) return InvalidArgument(name + ".mail: expected object or null");
   fs::path repo_path = repo;
   c.repo = fs::absolute(repo_path.is_relative() ? base / repo_path : repo_path).lexically_normal();

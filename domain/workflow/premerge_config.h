@@ -14,6 +14,9 @@
 //   "report": {"language": "zh", "title": null},
 //   "mail": null,                      // render_report's mail object (step 7)
 //   "cleanup": true,                   // step 8
+//   "executor": "local" | "slurm",     // slurm: the user's ~/.config/parity/slurm.json settings
+//   "max_parallel": 1,                 // runs at once (default 1 locally, 16 on Slurm)
+//   "stop_at_first_failure": false,    // else a failed run is reported and the others go on
 //   "confirm": {"classes": "proposed" | {"path": "A|B|C|ignore"}, "environment_anomalies": false,
 //               "config_matrix": false, "mail": false}
 // }
@@ -66,6 +69,9 @@ struct PremergeConfig {
   std::optional<std::string> title;
   nlohmann::json mail;  // null: no mail
   bool cleanup = true;
+  std::string executor = "local";  // run_training's executor for every training
+  int max_parallel = 1;            // trainings at once (fan_out.h)
+  bool stop_at_first_failure = false;
   PremergeConsent confirm;
 };
 

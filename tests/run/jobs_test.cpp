@@ -45,26 +45,7 @@ std::vector<std::string> FindingKinds(const json& view) {
 class JobsTest : public ::testing::Test {
  protected:
   JobSpec Toy(const std::string& phase, const std::string& side, int steps) {
-    LaunchRequest r;
-    r.phase = phase;
-    r.model = "toy";
-    r.config = "toy_small";
-    r.dataset_path = "data/corpus.txt";
-    r.steps = steps;
-    r.checkpoint_dir = (toy_.report() / "initial_ckpt_toy_small").string();
-    auto launch = BuildLaunch(r);
-    EXPECT_TRUE(launch.ok()) << launch.status().ToString();
-    JobSpec spec;
-    spec.phase = phase;
-    spec.side = side;
-    spec.config = "toy_small";
-    spec.launcher = "torchtitan";
-    spec.argv = launch->argv;
-    spec.cwd = toy_.repo().string();
-    spec.expected_steps = launch->expected_steps;
-    spec.checkpoint_to_move = launch->checkpoint_to_move;
-    spec.checkpoint_dir = r.checkpoint_dir;
-    return spec;
+    return testing::ToyJobSpec(toy_, phase, side, steps);
   }
   JobSpec Argv(std::vector<std::string> argv, std::optional<int> steps = std::nullopt) {
     JobSpec spec;

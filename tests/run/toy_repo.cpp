@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "domain/run/launch.h"
 #include "support/subprocess.h"
 #include "tests/common/git_cli.h"
 
@@ -36,6 +37,29 @@ ToyRepo::ToyRepo() {
 ToyRepo::~ToyRepo() {
   std::error_code ec;
   fs::remove_all(root_, ec);
+}
+
+run::JobSpec ToyJobSpec(const ToyRepo& toy, const std::string& phase, const std::string& side, int steps) {
+  run::LaunchRequest r;
+  r.phase = phase;
+  r.model = "toy";
+  r.config = "toy_small";
+  r.dataset_path = "data/corpus.txt";
+  r.steps = steps;
+  r.checkpoint_dir = (toy.report() / "initial_ckpt_toy_small").string();
+  auto launch = run::BuildLaunch(r);
+  if (!launch.ok()) throw std::runtime_error(launch.status().ToString());
+  run::JobSpec spec;
+  spec.phase = phase;
+  spec.side = side;
+  spec.config = "toy_small";
+  spec.launcher = "torchtitan";
+  spec.argv = launch->argv;
+  spec.cwd = toy.repo().string();
+  spec.expected_steps = launch->expected_steps;
+  spec.checkpoint_to_move = launch->checkpoint_to_move;
+  spec.checkpoint_dir = r.checkpoint_dir;
+  return spec;
 }
 
 std::string ToyRepo::head() const {

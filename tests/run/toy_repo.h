@@ -22,6 +22,10 @@ class ToyRepo {
   std::filesystem::path root_;
 };
 
+// The job of a toy trainer run in `toy`'s repository (torchtitan preset, config toy_small,
+// the initial checkpoint in <report>/initial_ckpt_toy_small).
+run::JobSpec ToyJobSpec(const ToyRepo& toy, const std::string& phase, const std::string& side, int steps);
+
 // Runs `command` to completion through the shell-free process API; stdout.
 std::string Capture(const std::vector<std::string>& argv, const std::filesystem::path& cwd = {});
 

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "domain/env/probe.h"
+#include "domain/run/executor.h"
 #include "domain/run/jobs.h"
 #include "domain/run/launch.h"
 #include "support/json_reader.h"
@@ -29,6 +30,7 @@ struct Params {
   bool wait = true, clear_checkpoint_folder = true, probe_env = true;
   std::string dump_folder = "outputs", remote_job_root = ".parity/jobs";
   std::optional<run::SshTarget> ssh;
+  std::string executor;  // empty: local, or ssh when an SSH host is given
 };
 
 Result<Params> Decode(const json& arguments) {
@@ -37,7 +39,9 @@ Result<Params> Decode(const json& arguments) {
   run::LaunchRequest& l = p.launch;
   std::optional<int> steps;
   JsonReader r(arguments, "arguments");
-  r.Optional("action", p.action).OneOf("action", p.action, {"start", "status", "wait", "cancel", "list"});
+  r.Optional("action", p.action).OneOf("action", p.action, {"start", "plan", "status", "wait", "cancel", "list"});
+  r.Optional("executor", p.executor);
+  if (!p.executor.empty()) r.OneOf("executor", p.executor, {"local", "ssh", "slurm"});
   r.Optional("job_id", p.job_id).Optional("report_dir", p.report_dir).Optional("worktree", p.worktree);
   r.Optional("phase", l.phase).OneOf("phase", l.phase, {"train", "gen_ckpt"});
   r.Optional("side", l.side).Optional("config", l.config);
@@ -53,10 +57,10 @@ Result<Params> Decode(const json& arguments) {
   if (r.ok() && steps && *steps < 1) r.Fail(r.Child("steps"), "must be at least 1");
   if (r.ok() && p.timeout_s < 0) r.Fail(r.Child("timeout_s"), "must be 0 (no limit) or positive");
   if (r.ok() && p.wait_timeout_s < 0) r.Fail(r.Child("wait_timeout_s"), "must be 0 (no limit) or positive");
-  if (r.ok() && p.action != "start" && p.action != "list" && !p.job_id) {
+  if (r.ok() && p.action != "start" && p.action != "plan" && p.action != "list" && !p.job_id) {
     r.Fail(r.Child("job_id"), "required for action=" + p.action);
   }
-  if (r.ok() && p.action == "start") {
+  if (r.ok() && (p.action == "start" || p.action == "plan")) {
     if (!p.worktree) r.Fail(r.Child("worktree"), "required to start a training (the directory it runs in)");
     else if (l.phase == "train" && l.side.empty()) r.Fail(r.Child("side"), "required for phase train (baseline or candidate)");
     else if (l.config.empty()) r.Fail(r.Child("config"), "required: it names the log and the initial checkpoint");
@@ -70,6 +74,13 @@ Result<Params> Decode(const json& arguments) {
   }
   PARITY_ASSIGN_OR_RETURN(p.ssh, DecodeRemote(arguments, r));
   PARITY_RETURN_IF_ERROR(r.Finish());
+  if (p.executor == "ssh" && !p.ssh) {
+    return InvalidArgument("arguments.ssh: required by executor ssh").WithHint("give {\"host\", \"username\", \"port\"}");
+  }
+  if (p.executor == "local" && p.ssh) {
+    return InvalidArgument("arguments.executor: local cannot take an ssh host").WithHint("use executor ssh, or drop ssh");
+  }
+  if (p.executor.empty() || p.executor == "local") p.executor = p.ssh ? "ssh" : "local";
   l.steps = steps;
   return p;
 }
@@ -109,7 +120,8 @@ run::WaitOptions WaitOptionsFor(const Params& p, mcp::ToolContext& ctx, bool sta
 
 // The training command, the environment probe's interpreter and the SSH host, judged
 // together and confirmed once; locally the worktree and checkpoint folder must be the user's.
-Status AuthorizeStart(const Params& p, mcp::ToolContext& ctx, const run::Launch& launch, const std::string& worktree) {
+Status AuthorizeStart(const Params& p, mcp::ToolContext& ctx, const std::vector<std::string>& argv,
+                      const std::string& worktree) {
   const policy::Policy& policy = ctx.policy();
   std::vector<Judged> actions;
   const std::string host = p.ssh ? p.ssh->Describe() : "local";
@@ -124,7 +136,7 @@ Status AuthorizeStart(const Params& p, mcp::ToolContext& ctx, const run::Launch&
           AuthorizePath(ctx, p.launch.checkpoint_dir, policy::Access::kWrite, "arguments.checkpoint_dir").status());
     }
   }
-  policy::RunAction run{"run_training: the training (" + p.launch.launcher + " launcher)", launch.argv, worktree,
+  policy::RunAction run{"run_training: the training (" + p.launch.launcher + " launcher)", argv, worktree,
                         p.env, host, false};
   actions.push_back(Judge(policy, run));
   if (p.probe_env) {
@@ -136,13 +148,15 @@ Status AuthorizeStart(const Params& p, mcp::ToolContext& ctx, const run::Launch&
   return Authorize(ctx, "run_training", actions);
 }
 
-mcp::ToolResult Start(Params& p, mcp::ToolContext& ctx, const fs::path& report_dir) {
+// The job to start, from the arguments (nothing runs yet).
+Result<run::JobSpec> BuildSpec(Params& p, const fs::path& report_dir) {
   run::LaunchRequest& l = p.launch;
   std::string worktree = *p.worktree;
   if (!p.ssh) worktree = fs::absolute(worktree).lexically_normal().string();
   if (!worktree.empty() && worktree.size() > 1 && worktree.back() == '/') worktree.pop_back();
   l.worktree = worktree;
   l.report_dir = report_dir.string();
+  if (p.dump_folder != "outputs") l.dump_folder = p.dump_folder;
 
   const bool preset = l.launcher == "torchtitan" || l.launcher == "megatron";
   const bool uses_checkpoint = l.phase == "gen_ckpt" || l.load_checkpoint;
@@ -150,40 +164,82 @@ mcp::ToolResult Start(Params& p, mcp::ToolContext& ctx, const fs::path& report_d
     l.checkpoint_dir = p.ssh ? *p.checkpoint_dir : fs::absolute(*p.checkpoint_dir).lexically_normal().string();
   } else if (preset && uses_checkpoint) {
     if (p.ssh) {
-      return mcp::ToolResult::Error(InvalidArgument("arguments.checkpoint_dir: required in remote mode")
-                                        .WithHint("give a directory on the SSH host for the initial checkpoint"));
+      return InvalidArgument("arguments.checkpoint_dir: required in remote mode")
+          .WithHint("give a directory on the SSH host for the initial checkpoint");
     }
     l.checkpoint_dir = (report_dir / ("initial_ckpt_" + l.config)).string();
   }
-  auto launch = run::BuildLaunch(l);
-  if (!launch.ok()) return mcp::ToolResult::Error(launch.status());
-  // Before anything connects, runs or is written: what the user's policy says of it.
-  if (Status s = AuthorizeStart(p, ctx, *launch, worktree); !s.ok()) return mcp::ToolResult::Error(s);
-
-  auto host = run::OpenHost(p.ssh);
-  if (!host.ok()) return mcp::ToolResult::Error(host.status());
+  PARITY_ASSIGN_OR_RETURN(run::Launch launch, run::BuildLaunch(l));
 
   run::JobSpec spec;
   spec.phase = l.phase;
   spec.side = l.side;
   spec.config = l.config;
   spec.launcher = l.launcher;
-  spec.argv = launch->argv;
+  spec.argv = launch.argv;
   spec.cwd = worktree;
   spec.env = p.env;
   spec.ssh = p.ssh;
   spec.remote_job_root = p.remote_job_root;
   spec.timeout_s = p.timeout_s;
-  spec.expected_steps = launch->expected_steps;
-  spec.checkpoint_to_move = launch->checkpoint_to_move;
+  spec.expected_steps = launch.expected_steps;
+  spec.checkpoint_to_move = launch.checkpoint_to_move;
   spec.checkpoint_dir = (l.phase == "gen_ckpt" || (l.load_checkpoint && (preset || p.checkpoint_dir))) ? l.checkpoint_dir : "";
   spec.clear_checkpoint_folder = p.clear_checkpoint_folder && preset;
   spec.dump_folder = p.dump_folder;
-  spec.notes = launch->notes;
+  spec.notes = launch.notes;
   spec.inputs = {{"launcher", l.launcher}, {"phase", l.phase}, {"model", l.model}, {"config", l.config},
-                 {"steps", launch->expected_steps ? json(*launch->expected_steps) : json(nullptr)},
+                 {"steps", launch.expected_steps ? json(*launch.expected_steps) : json(nullptr)},
                  {"seed", l.seed}, {"deterministic", l.deterministic}, {"dataset_path", l.dataset_path},
                  {"checkpoint_dir", spec.checkpoint_dir}, {"extra_args", l.extra_args}, {"timeout_s", p.timeout_s}};
+  return spec;
+}
+
+// The user's Slurm settings when the executor is slurm (the caller only chooses it).
+Result<std::optional<run::SlurmSettings>> SettingsFor(const Params& p) {
+  if (p.executor != "slurm") return std::optional<run::SlurmSettings>();
+  PARITY_ASSIGN_OR_RETURN(run::SlurmSettings s, run::ReadUserSlurmSettings());
+  return std::optional<run::SlurmSettings>(std::move(s));
+}
+
+// action plan: what start would run, with the batch script a Slurm run would submit.
+mcp::ToolResult Plan(Params& p, const fs::path& report_dir) {
+  auto spec = BuildSpec(p, report_dir);
+  if (!spec.ok()) return mcp::ToolResult::Error(spec.status());
+  auto settings = SettingsFor(p);
+  if (!settings.ok()) return mcp::ToolResult::Error(settings.status());
+  json plan = {{"executor", p.executor},
+               {"command", {{"argv", spec->argv}, {"cwd", spec->cwd}, {"env", spec->env}}},
+               {"expected_steps", spec->expected_steps ? json(*spec->expected_steps) : json(nullptr)}};
+  std::string summary = "run_training plan (" + p.executor + "): " + ShellQuote(spec->argv) + "\nin " + spec->cwd;
+  if (*settings) {
+    run::BatchJob batch{"<id>", spec->argv, spec->env, spec->cwd, "<log>", spec->timeout_s};
+    plan["batch_script"] = run::BatchScript(**settings, batch);
+    plan["slurm_settings"] = run::ToJson(**settings);
+    plan["settings_file"] = run::UserSlurmSettingsPath().string();
+    summary += "\nbatch script (the job's id and log are filled in at submission):\n" + plan["batch_script"].get<std::string>();
+  }
+  return mcp::ToolResult::Structured({{"plan", plan}}, summary);
+}
+
+mcp::ToolResult Start(Params& p, mcp::ToolContext& ctx, const fs::path& report_dir) {
+  auto built = BuildSpec(p, report_dir);
+  if (!built.ok()) return mcp::ToolResult::Error(built.status());
+  run::JobSpec& spec = *built;
+  auto settings = SettingsFor(p);
+  if (!settings.ok()) return mcp::ToolResult::Error(settings.status());
+  // Before anything connects, runs or is written: what the user's policy says of it.
+  if (Status s = AuthorizeStart(p, ctx, spec.argv, spec.cwd); !s.ok()) return mcp::ToolResult::Error(s);
+
+  auto host = run::OpenHost(p.ssh);
+  if (!host.ok()) return mcp::ToolResult::Error(host.status());
+  std::unique_ptr<run::Executor> executor =
+      *settings ? run::SlurmExecutor(**host, *settings) : run::SupervisorExecutor(**host);
+  if (*settings) {
+    spec.inputs["executor"] = "slurm";
+    spec.notes.push_back("the environment fingerprint is of the submitting host " + (*host)->Describe() +
+                         "; the training runs on the node Slurm gives it (see slurm.nodes)");
+  }
 
   // The rest (probe, start, following the log) takes minutes: a client of the 2026-07-28
   // tasks extension gets a task to poll from here on.
@@ -208,7 +264,7 @@ mcp::ToolResult Start(Params& p, mcp::ToolContext& ctx, const fs::path& report_d
     }
   }
 
-  auto started = run::StartJob(**host, report_dir, spec);
+  auto started = run::StartJob(*executor, report_dir, spec);
   if (!started.ok()) return mcp::ToolResult::Error(started.status());
   json view = std::move(started).value();
   if (p.wait) {
@@ -229,6 +285,7 @@ mcp::ToolResult HandleUnguarded(const json& arguments, mcp::ToolContext& ctx) {
   auto allowed = AuthorizePath(ctx, report_dir, policy::Access::kWrite, "arguments.report_dir");
   if (!allowed.ok()) return mcp::ToolResult::Error(allowed.status());
   if (p.action == "start") return Start(p, ctx, report_dir);
+  if (p.action == "plan") return Plan(p, report_dir);
   // A remote job is polled on the host these arguments name (checked against its record),
   // never on one its record alone names.
   std::unique_ptr<run::Host> host;
@@ -264,7 +321,7 @@ mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
 mcp::Tool MakeRunTrainingTool() {
   mcp::Tool tool;
   tool.spec.name = "run_training";
-  tool.spec.title = "Run a training job (locally or over SSH)";
+  tool.spec.title = "Run a training job (locally, over SSH or on Slurm)";
   tool.spec.description =
       "Skill steps 3-4: runs a training in a worktree as a detached job, locally or on an SSH host. The "
       "torchtitan preset builds the skill's exact command lines: phase gen_ckpt (1 step, --checkpoint.last_save_in_hf "
@@ -274,8 +331,10 @@ mcp::Tool MakeRunTrainingTool() {
       "is teed live to <report_dir>/<side>_<config>_train.log; progress (step N of M, loss) is reported while "
       "waiting. A failure (exit code, signal, timeout, Traceback/ERROR/OOM/HCCL/ERRxxxxx lines, NaN/Inf, fewer "
       "steps than asked, 'metadata is None', a missing checkpoint) is an error with evidence. Jobs survive the "
-      "server: status / wait / cancel / list by job_id. Every run is recorded in the ledger with its command, "
-      "commit and environment fingerprint.";
+      "server: status / wait / cancel / list by job_id. executor slurm submits each run as an sbatch job with the "
+      "user's own Slurm settings (action plan shows the batch script first); its state (pending and why, running "
+      "on which nodes, exit code, time limit) comes from squeue/scontrol/sacct and cancel is scancel. Every run is "
+      "recorded in the ledger with its command, commit, environment fingerprint and, on Slurm, its job id.";
   tool.spec.input_schema = RunTrainingInputSchema();
   tool.spec.output_schema = RunTrainingOutputSchema();
   // It runs commands, may kill a job's process group (cancel) and empties the checkpoint

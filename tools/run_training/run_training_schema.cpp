@@ -11,8 +11,10 @@ json RunTrainingInputSchema() {
     json s = json::parse(R"json({
   "type": "object",
   "properties": {
-    "action": {"type": "string", "enum": ["start", "status", "wait", "cancel", "list"], "default": "start",
-      "description": "start a job; status / wait / cancel a job by job_id; list the jobs of the report directory."},
+    "action": {"type": "string", "enum": ["start", "plan", "status", "wait", "cancel", "list"], "default": "start",
+      "description": "start a job; plan: what start would run (the command, and for Slurm the batch script) without running anything; status / wait / cancel a job by job_id; list the jobs of the report directory."},
+    "executor": {"type": "string", "enum": ["local", "ssh", "slurm"],
+      "description": "Where the run goes: local (default), ssh (the host in ssh; the default when ssh is given), or slurm: an sbatch job submitted here or, with ssh, from that login node, with the partition, account, nodes, accelerators, time limit and #SBATCH lines of the user's own settings file (~/.config/parity/slurm.json; not settable through arguments). The worktree and report directory must be on the cluster's shared filesystem."},
     "job_id": {"type": "string", "description": "status, wait, cancel: the job."},
     "report_dir": {"type": "string", "description": "Report directory (logs, jobs/, ledger); default the server's."},
     "worktree": {"type": "string", "description": "start: absolute directory the training runs in (a parity worktree; on the SSH host in remote mode)."},
@@ -33,11 +35,11 @@ json RunTrainingInputSchema() {
     "argv": {"type": "array", "items": {"type": "string"}, "description": "launcher argv: the exact command."},
     "extra_args": {"type": "array", "items": {"type": "string"}, "description": "Appended to the command (e.g. --parallelism.tensor_parallel_degree=2)."},
     "env": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Environment variables for the training (recorded)."},
-    "timeout_s": {"type": "integer", "minimum": 0, "default": 0, "description": "Kill the training after this many seconds (0: no limit). Enforced on the executing host, also when parity is gone."},
+    "timeout_s": {"type": "integer", "minimum": 0, "default": 0, "description": "Kill the training after this many seconds (0: no limit). Enforced on the executing host, also when parity is gone; on Slurm it is the job's --time, in whole minutes (the smaller of it and the settings' time_limit)."},
     "wait": {"type": "boolean", "default": true, "description": "start: follow the job to its end with progress notifications; false returns the job id at once."},
     "wait_timeout_s": {"type": "integer", "minimum": 0, "default": 0, "description": "start/wait: stop following after this many seconds and return the running job (0: until it ends)."},
     "clear_checkpoint_folder": {"type": "boolean", "default": true, "description": "rm -rf <worktree>/<dump_folder>/checkpoint before a gen_ckpt or loading run, as the skill does (torchtitan ignores initial_load_path when that folder is not empty)."},
-    "dump_folder": {"type": "string", "default": "outputs"},
+    "dump_folder": {"type": "string", "default": "outputs", "description": "The training's output folder in the worktree (its checkpoint folder is cleared and the initial checkpoint taken from it); other than outputs it is passed to torchtitan as --job.dump_folder. Runs side by side in one worktree need one each."},
     "probe_env": {"type": "boolean", "default": true, "description": "Record the environment fingerprint (probe_env) with the run."},
     "python": {"type": "string", "description": "Interpreter probed for the fingerprint; default /usr/bin/python3 locally, python3 remotely."},
     "remote_job_root": {"type": "string", "default": ".parity/jobs", "description": "Remote mode: where job directories live on the host (relative to the remote home or absolute)."}
@@ -67,9 +69,11 @@ json RunTrainingOutputSchema() {
         "steps": {"type": "object"}, "latest_loss": {"type": ["string", "null"]},
         "findings": {"type": "array"}, "nan_inf": {"type": "array"},
         "checkpoint": {"type": "string"}, "ledger_entry": {"type": ["string", "null"]},
-        "message": {"type": "string"}
+        "message": {"type": "string"},
+        "slurm": {"type": "object", "description": "Slurm jobs: job_id, state, reason, nodes, start, end, elapsed, time_limit, exit_code, signal, source (squeue|scontrol|sacct), submit_host, batch_script."}
       }},
     "jobs": {"type": "array", "items": {"type": "object"}},
+    "plan": {"type": "object", "description": "action plan: executor, command {argv, cwd, env}, expected_steps; for Slurm batch_script, slurm_settings and settings_file."},
     "environment": {"type": "object", "description": "The fingerprint recorded with a started run, and the probe's anomalies."}
   }
 })json");

@@ -1,0 +1,150 @@
+#!/usr/bin/python3
+"""`parity premerge` with executor slurm on a REAL one-node Slurm cluster on loopback.
+
+    premerge_slurm_e2e.py PARITY_BINARY SOURCE_DIR [STEPS]
+
+Starts the test cluster (tests/run/slurm_cluster.py: munged, MariaDB + slurmdbd, slurmctld,
+slurmd with 8 CPUs as consumable resources), writes the user's Slurm settings
+(XDG_CONFIG_HOME/parity/slurm.json), builds the demo repository and checks, decided by hand
+before running:
+  1. the demo's 2-config matrix (toy_small, toy_tp2) on numerics/gelu-tanh gives, on Slurm,
+     the verdicts it gives locally: toy_small FAIL (GELU's tanh approximation moves the loss
+     at step 1), toy_tp2 PASS (the branch changes only FeedForward.forward's tp_degree 1
+     line; TP=2 runs _row_parallel_forward, whose gelu call it leaves alone), overall FAIL,
+     exit 1 both times;
+  2. on Slurm the four trainings (two configs x two sides) overlap in time: from sacct,
+     the latest start is before the earliest end;
+  3. the batch script was shown before the first submission, and every job id is in the
+     outcome, the ledger and the HTML report;
+  4. a job started by one `parity call` (wait false) is followed to its end by another
+     `parity call` process (the job is the scheduler's, recorded by id).
+The cluster is stopped whatever happens.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+parity, source = sys.argv[1], sys.argv[2]
+steps = int(sys.argv[3]) if len(sys.argv) > 3 else 20
+cluster_script = os.path.join(source, "tests/run/slurm_cluster.py")
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def premerge(dest, repo, name, executor, env):
+    config = os.path.join(dest, f"premerge-{name}.json")
+    c = {
+        "repo": repo, "report_dir": os.path.join(dest, "reports", name), "baseline": "main",
+        "candidate": "numerics/gelu-tanh", "model": "toy", "configs": ["toy_small", "toy_tp2"],
+        "steps": steps, "dataset_path": "data/corpus.txt",
+        "compare": {"preset": "premerge", "tolerance_abs": 0},
+        "confirm": {"classes": "proposed", "environment_anomalies": True},
+        "executor": executor,
+    }
+    with open(config, "w") as f:
+        json.dump(c, f, indent=2)
+    r = subprocess.run([parity, "premerge", "--config", config], env=env, capture_output=True, text=True, timeout=1500)
+    with open(os.path.join(dest, f"premerge-{name}.err"), "w") as f:
+        f.write(r.stderr)
+    try:
+        out = json.loads(r.stdout)
+    except ValueError:
+        out = {"unparsable": r.stdout}
+    return r.returncode, out, r.stderr
+
+
+def main():
+    dest = tempfile.mkdtemp(prefix="parity-slurm-e2e.")
+    cluster = os.path.join(dest, "cluster")
+    os.makedirs(cluster)
+    started = subprocess.run(["/usr/bin/python3", cluster_script, "start", cluster, "--cpus", "8"],
+                             capture_output=True, text=True, timeout=300)
+    if started.returncode != 0:
+        print("FAIL the test Slurm cluster did not start:\n" + started.stdout + started.stderr)
+        return 1
+    try:
+        env = dict(os.environ, SLURM_CONF=os.path.join(cluster, "slurm.conf"), XDG_CONFIG_HOME=os.path.join(dest, "xdg"))
+        os.makedirs(os.path.join(dest, "xdg", "parity"))
+        with open(os.path.join(dest, "xdg", "parity", "slurm.json"), "w") as f:
+            json.dump({"partition": "debug", "cpus_per_task": 1, "time_limit": "30", "poll_interval_s": 0.5}, f)
+        demo = os.path.join(dest, "demo")
+        subprocess.run([os.path.join(source, "examples/make-demo-repo"), demo, "--steps", str(steps)], check=True,
+                       capture_output=True, timeout=120)
+        repo = os.path.join(demo, "toy-trainer")
+
+        code_slurm, slurm, err_slurm = premerge(dest, repo, "slurm", "slurm", env)
+        code_local, local, _ = premerge(dest, repo, "local", "local", env)
+        verdicts = lambda o: {c["config"]: c["verdict"] for c in o.get("cases", [])}
+        check(code_slurm == 1 and slurm.get("verdict") == "FAIL", f"slurm premerge: FAIL, exit 1 (got {code_slurm}, "
+              f"{slurm.get('verdict')}: {json.dumps(slurm.get('error', ''))[:2000]})")
+        check(code_local == 1 and local.get("verdict") == "FAIL", f"local premerge: FAIL, exit 1 (got {code_local})")
+        check(verdicts(slurm) == verdicts(local) == {"toy_small": "FAIL", "toy_tp2": "PASS"},
+              f"same verdicts per config on Slurm and locally: {verdicts(slurm)} vs {verdicts(local)}")
+
+        jobs = slurm.get("jobs", [])
+        check(len(jobs) == 6 and all(j.isdigit() for j in jobs), f"six Slurm job ids in the outcome: {jobs}")
+        # Plan order: per config the initial checkpoint, then baseline and candidate.
+        trains = [j for i, j in enumerate(jobs) if i % 3 != 0]
+        rows = {}
+        for j in trains:
+            r = subprocess.run(["sacct", "-n", "-P", "-X", "-j", j, "-o", "JobIDRaw,State,Start,End"], env=env,
+                               capture_output=True, text=True, timeout=60)
+            parts = r.stdout.strip().split("|")
+            if len(parts) == 4:
+                rows[j] = parts
+        print("sacct of the four trainings:\n  " + "\n  ".join("|".join(v) for v in rows.values()))
+        starts = [v[2] for v in rows.values()]
+        ends = [v[3] for v in rows.values()]
+        check(len(rows) == 4 and all(v[1] == "COMPLETED" for v in rows.values()), "sacct: four trainings COMPLETED")
+        check(len(rows) == 4 and max(starts) < min(ends),
+              f"the four trainings overlap in time (latest start {max(starts, default='?')} < earliest end "
+              f"{min(ends, default='?')})")
+
+        check("batch script of toy_small initial checkpoint" in err_slurm and "#SBATCH --partition=debug" in err_slurm,
+              "the batch script was shown before the first submission")
+        first_submit = err_slurm.find("started job")
+        check(0 <= err_slurm.find("#SBATCH --partition=debug") < first_submit,
+              "... before anything was submitted")
+        manifest = json.load(open(os.path.join(dest, "reports", "slurm", "manifest.json")))
+        hosts = [e.get("command", {}).get("host", "") for e in manifest["entries"] if e.get("tool") == "run_training"]
+        check(sorted(hosts) == sorted(f"slurm job {j} via local" for j in jobs), f"ledger hosts name the job ids: {hosts}")
+        html_path = slurm.get("outputs", {}).get("html", "")
+        html = open(html_path, encoding="utf-8").read() if html_path and os.path.exists(html_path) else ""
+        check(html and all(f"slurm job {j} via local" in html for j in jobs), f"the HTML report names every job id ({html_path})")
+
+        # A job outlives the parity process that submitted it.
+        wt = os.path.join(dest, "restart-wt")
+        subprocess.run(["git", "-C", repo, "worktree", "add", "--detach", wt, "main"], check=True, capture_output=True)
+        report = os.path.join(dest, "reports", "restart")
+        args = {"executor": "slurm", "worktree": wt, "launcher": "argv",
+                "argv": ["bash", "-c", "sleep 3; echo finished"], "side": "baseline", "config": "restart",
+                "wait": False, "probe_env": False}
+        first = subprocess.run([parity, "call", "run_training", json.dumps(args), "--report-dir", report], env=env,
+                               capture_output=True, text=True, timeout=120)
+        job = json.loads(first.stdout).get("job", {}) if first.returncode == 0 else {}
+        check(job.get("status") == "running" and job.get("slurm", {}).get("job_id"),
+              f"parity call start (wait false) returns a running Slurm job: {first.stdout[-500:]}{first.stderr[-500:]}")
+        second = subprocess.run([parity, "call", "run_training", json.dumps({"action": "wait", "job_id": job.get("id", "?")}),
+                                 "--report-dir", report], env=env, capture_output=True, text=True, timeout=300)
+        done = json.loads(second.stdout).get("job", {}) if second.stdout.strip().startswith("{") else {}
+        check(done.get("status") == "ok" and done.get("slurm", {}).get("state") == "COMPLETED",
+              f"another parity process follows it to its end: {second.stdout[-800:]}{second.stderr[-300:]}")
+    finally:
+        subprocess.run(["/usr/bin/python3", cluster_script, "stop", cluster], capture_output=True, timeout=300)
+    if failures:
+        print(f"{len(failures)} check(s) failed; kept {dest}")
+        return 1
+    subprocess.run(["rm", "-rf", dest])
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
