@@ -267,6 +267,12 @@ ChartSpec DiffChart(const Builder& b, const CaseData& c) {
     const auto& m = c.metrics[i];
     Stroke s = strokes[i % 3];
     spec.series.push_back({m.name, m.steps, m.abs_diff, s, /*markers=*/true});
+    if (!m.envelope.empty()) {
+      // A calibrated comparison: the baseline's own noise, per step, in the metric's colour.
+      Stroke e = s;
+      e.dash = Dash::kDashed;
+      spec.series.push_back({std::string(b.L("噪声包络 ", "noise envelope ")) + m.name, m.steps, m.envelope, e});
+    }
     for (double d : m.abs_diff) zeros += d == 0, total += 1;
     if (m.tolerance_abs) {
       if (tolerance && *tolerance != *m.tolerance_abs) mixed = true;
@@ -283,6 +289,13 @@ ChartSpec DiffChart(const Builder& b, const CaseData& c) {
     spec.note = b.L("逐位比较（容差 0）：图中每个点都是一次失败",
                     "bitwise mode (tolerance 0): every point drawn is a failure");
   }
+  if (c.report.contains("noise") && c.report["noise"].is_object()) {
+    const json& n = c.report["noise"];
+    spec.note = std::string(b.L("按基线自身噪声判定：", "judged against the baseline's own noise: ")) +
+                Fmt(n.value("runs", json())) + b.L(" 次基线运行，安全系数 ", " baseline runs, safety factor ") +
+                Fmt(n.value("safety_factor", json())) + b.L("；虚线为噪声包络，点在其上方即失败",
+                                                           "; dashed: the envelope, a point above it fails");
+  }
   if (zeros == total) {
     spec.note = b.L("所有差异均为 0（逐位一致）：对数坐标上无点可画",
                     "every difference is exactly 0 (bitwise equal): nothing to draw on the log scale");
@@ -291,6 +304,38 @@ ChartSpec DiffChart(const Builder& b, const CaseData& c) {
                  std::to_string(total) + b.L(" 个差异为 0，未画在对数坐标上", " differences are 0, not drawn on the log scale");
   }
   return spec;
+}
+
+// Gate 1 (the baseline against its own repeat) and, for a calibrated comparison, the noise
+// the candidate was judged against: the evidence that the verdict is about the change.
+void AddDeterminism(Builder& b, const CaseData& c) {
+  const json& noise = c.report.value("noise", json());
+  if (!c.gate1.is_object() && !noise.is_object()) return;
+  b.Heading(3, b.L("确定性（门 1）", "Determinism (gate 1)"));
+  b.doc_.blocks.back().in_summary = true;
+  if (c.gate1.is_object()) {
+    const std::string v = c.gate1.value("verdict", "?");
+    std::string text = v == "PASS" ? b.L("已验证确定性：基线两次运行逐位一致。", "Determinism verified: the baseline ran twice, bit for bit identical. ")
+                       : v == "FAIL" ? b.L("基线两次运行不一致。", "The baseline does not repeat itself. ")
+                                     : b.L("无法判定基线是否逐位重复。", "Whether the baseline repeats bit for bit could not be decided. ");
+    b.Paragraph(text + " " + c.gate1.value("verdict_reason", std::string()) + " (" + c.name + ".gate1/report.json)");
+    b.doc_.blocks.back().in_summary = true;
+  }
+  if (noise.is_object()) {
+    std::string text = std::string(b.L("按基线自身噪声判定（", "Judged against the baseline's own noise (")) +
+                       Fmt(noise.value("runs", json())) + b.L(" 次基线运行）：", " baseline runs): ") +
+                       noise.value("statistic", std::string());
+    if (noise.value("first_divergent_step", json()).is_number()) {
+      text += std::string(b.L(" 基线各次运行首次不同于 step ", " The baseline runs first differ at step ")) +
+              Fmt(noise["first_divergent_step"]) + " (" + Fmt(noise.value("first_divergent_metric", json())) + ").";
+    }
+    for (const auto& [metric, m] : noise.value("metrics", json::object()).items()) {
+      text += " " + metric + b.L("：最大包络 ", ": largest envelope ") + Fmt(m.value("max_envelope", json())) +
+              b.L("，最大运行间差 ", ", largest run-to-run range ") + Fmt(m.value("max_range", json())) + ".";
+    }
+    b.Paragraph(text);
+    b.doc_.blocks.back().in_summary = true;
+  }
 }
 
 // Probe lines printed by inject_prints and paired by compare_logs (report.json "probes"):
@@ -345,6 +390,8 @@ void AddCase(Builder& b, const CaseData& c) {
     for (const auto& n : notes) text += (text.empty() ? "" : "; ") + Fmt(n);
     kv.pairs.push_back({b.L("compare_logs 备注", "compare_logs notes"), text});
   }
+
+  AddDeterminism(b, c);
 
   b.Heading(3, b.L("差异统计", "Difference statistics"));
   b.doc_.blocks.back().in_summary = true;

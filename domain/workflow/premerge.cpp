@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "domain/workflow/matrix.h"
+#include "domain/workflow/premerge_runs.h"
 #include "domain/workflow/repo_catalog.h"
-#include "domain/workflow/tensorboard_run.h"
 
 namespace parity::workflow {
 
@@ -31,14 +31,10 @@ Status NeedsConsent(const std::string& what, const std::string& how, const json&
 
 json Common(const PremergeConfig& c) { return {{"report_dir", c.report_dir.string()}}; }
 
-struct Worktrees {
-  std::string baseline, candidate;
-};
-
 class Pipeline {
  public:
   Pipeline(const PremergeConfig& c, const PremergeOptions& o, StepRunner& r, PipelineObserver& obs)
-      : c_(c), yes_(o.assume_yes), run_(r), obs_(obs) {}
+      : c_(c), yes_(o.assume_yes), run_(r), obs_(obs), cases_(c, o, r, obs, out_) {}
 
   Result<PremergeOutcome> Run() {
     if (!c_.mail.is_null() && !c_.confirm.mail && !yes_) {
@@ -57,11 +53,14 @@ class Pipeline {
     obs_.Step(4, kSteps, "Step 0: isolated worktrees");
     PARITY_ASSIGN_OR_RETURN(Worktrees wt, Prepare(classes));
 
-    obs_.Step(5, kSteps, "Steps 3-4: training (" + std::to_string(matrix.size()) + " config(s) x 3 runs)");
-    for (const auto& entry : matrix) PARITY_RETURN_IF_ERROR(Train(entry, wt));
+    const int baseline_runs = c_.noise.repeats > 0 ? c_.noise.repeats : 2;
+    obs_.Step(5, kSteps, "Steps 3-4: training (" + std::to_string(matrix.size()) + " config(s): checkpoint, " +
+                             std::to_string(baseline_runs) + " baseline runs (gate 1), candidate)");
+    BaselineSource source{c_.repo.string(), out_.baseline_commit, classes};
+    for (const auto& entry : matrix) PARITY_RETURN_IF_ERROR(cases_.Train(entry, wt, source));
 
-    obs_.Step(6, kSteps, "Step 5: comparison");
-    for (const auto& entry : matrix) PARITY_RETURN_IF_ERROR(Compare(entry));
+    obs_.Step(6, kSteps, "Step 5: comparison (gate 1, then the candidate)");
+    for (const auto& entry : matrix) PARITY_RETURN_IF_ERROR(cases_.Compare(entry));
     out_.verdict = CombineVerdicts(out_.cases);
 
     obs_.Step(7, kSteps, c_.mail.is_null() ? "Step 6: report" : "Steps 6-7: report and mail");
@@ -181,7 +180,7 @@ class Pipeline {
         return FailedPrecondition("Step 2: no registered config found to propose a matrix")
             .WithHint("name the configs in `configs`");
       }
-      for (const auto& name : proposal.configs) matrix.push_back({name, {}});
+      for (const auto& name : proposal.configs) matrix.push_back({name, {}, std::nullopt});
     }
     for (size_t i = 0; i < matrix.size(); ++i) {
       if (!registered.empty() && std::find(registered.begin(), registered.end(), matrix[i].name) == registered.end()) {
@@ -210,99 +209,9 @@ class Pipeline {
     return wt;
   }
 
-  json RunArgs(const MatrixEntry& entry, const std::string& phase, const std::string& worktree) {
-    json args = Common(c_);
-    args.update({{"action", "start"}, {"phase", phase}, {"worktree", worktree}, {"config", entry.name}});
-    if (c_.model) args["model"] = *c_.model;
-    if (c_.launcher) args["launcher"] = *c_.launcher;
-    if (c_.script) args["script"] = *c_.script;
-    if (c_.dataset_path) args["dataset_path"] = *c_.dataset_path;
-    if (!c_.env.empty()) args["env"] = c_.env;
-    if (c_.timeout_s > 0) args["timeout_s"] = c_.timeout_s;
-    std::vector<std::string> extra = entry.extra_args;
-    if (c_.tokenizer) extra.push_back("--model.tokenizer_path=" + *c_.tokenizer);
-    if (!extra.empty()) args["extra_args"] = extra;
-    return args;
-  }
-
-  Status Train(const MatrixEntry& entry, const Worktrees& wt) {
-    obs_.Note(entry.name + ": initial checkpoint (1 step, HF format) in the candidate worktree");
-    PARITY_ASSIGN_OR_RETURN(json ckpt, Call("run_training", RunArgs(entry, "gen_ckpt", wt.candidate)));
-    obs_.Note(entry.name + ": checkpoint " + ckpt["job"].value("checkpoint", "?"));
-    for (const auto& [side, worktree] : {std::pair{"baseline", wt.baseline}, std::pair{"candidate", wt.candidate}}) {
-      json args = RunArgs(entry, "train", worktree);
-      args["side"] = side;
-      args["steps"] = c_.steps;
-      obs_.Note(entry.name + ": " + side + " run, " + std::to_string(c_.steps) + " steps");
-      fs::path tb_dir = TensorBoardDir(side, entry.name);
-      if (c_.tensorboard) {
-        std::vector<std::string> extra = args.value("extra_args", std::vector<std::string>{});
-        for (auto& flag : TensorBoardFlags(tb_dir)) extra.push_back(flag);
-        args["extra_args"] = extra;
-      }
-      PARITY_ASSIGN_OR_RETURN(json run, Call("run_training", args));
-      std::string log = run["job"].value("log_path", "");
-      if (log.empty()) log = (c_.report_dir / run["job"].value("log", "")).string();
-      logs_[entry.name][side] = log;
-      obs_.Note(entry.name + ": " + side + " " + run["job"].value("message", "ok") + " (" + log + ")");
-      if (c_.tensorboard) {
-        auto events = NewestEventFile(tb_dir);
-        if (!events.ok()) {
-          Status s = std::move(events).take_status();
-          return s.WithHint(s.hint() + "; otherwise set \"tensorboard\": false to compare the printed values");
-        }
-        events_[entry.name][side] = events->string();
-      }
-    }
-    return Status::Ok();
-  }
-
-  // Full-precision values: the printed digits of a torchtitan log (loss 5, grad_norm 4
-  // decimals) cannot decide 1e-5, so the runs also write TensorBoard into the report directory.
-  fs::path TensorBoardDir(const std::string& side, const std::string& config) const {
-    return c_.report_dir / "tb" / (side + "_" + config);
-  }
-
-  // Step 5b: the run logs must hold no error (错误上报原则), whatever file is compared.
-  Status ValidateLogs(const MatrixEntry& entry) {
-    json args = {{"paths", {logs_[entry.name]["baseline"], logs_[entry.name]["candidate"]}}};
-    PARITY_ASSIGN_OR_RETURN(json parsed, Call("parse_log", args));
-    for (const auto& f : parsed.value("files", json::array())) {
-      for (const auto& w : f.value("warnings", json::array())) {
-        std::string line = entry.name + ": " + f.value("path", "?") + ": " + (w.is_string() ? w.get<std::string>() : w.dump());
-        obs_.Note("log warning " + line);
-        out_.warnings.push_back(line);
-      }
-      if (f.value("errors_total", 0) > 0) {
-        return FailedPrecondition("Step 5b: " + f.value("path", "?") + " holds " + std::to_string(f.value("errors_total", 0)) +
-                                  " error line(s)")
-            .WithEvidence("errors", f.value("errors", json::array()).dump(2));
-      }
-    }
-    return Status::Ok();
-  }
-
-  Status Compare(const MatrixEntry& entry) {
-    PARITY_RETURN_IF_ERROR(ValidateLogs(entry));
-    auto& compared_files = c_.tensorboard ? events_ : logs_;
-    json args = Common(c_);
-    args.update({{"baseline", compared_files[entry.name]["baseline"]}, {"candidate", compared_files[entry.name]["candidate"]},
-                 {"preset", c_.preset}, {"case", entry.name}});
-    if (c_.bitwise) args["bitwise"] = true;
-    if (c_.tolerance_abs) args["tolerance"] = {{"abs", *c_.tolerance_abs}};
-    PARITY_ASSIGN_OR_RETURN(json compared, Call("compare_logs", args));
-    CaseVerdict v{entry.name, compared.value("verdict", "INCONCLUSIVE"), compared.value("verdict_reason", ""),
-                  (c_.report_dir / entry.name / "report.json").string()};
-    obs_.Note(entry.name + ": " + v.verdict + " — " + v.reason);
-    out_.cases.push_back(std::move(v));
-    return Status::Ok();
-  }
-
   Status Report(const std::vector<MatrixEntry>& matrix) {
     json args = Common(c_);
-    std::vector<std::string> cases;
-    for (const auto& e : matrix) cases.push_back(e.name);
-    args.update({{"cases", cases}, {"language", c_.language}});
+    args.update({{"cases", cases_.ReportCases(matrix)}, {"language", c_.language}});
     if (c_.title) args["title"] = *c_.title;
     if (!c_.mail.is_null()) args["mail"] = c_.mail;
     PARITY_ASSIGN_OR_RETURN(out_.report, Call("render_report", args));
@@ -318,8 +227,7 @@ class Pipeline {
   StepRunner& run_;
   PipelineObserver& obs_;
   PremergeOutcome out_;
-  std::map<std::string, std::map<std::string, std::string>> logs_;    // config -> side -> log path
-  std::map<std::string, std::map<std::string, std::string>> events_;  // config -> side -> TensorBoard file
+  CaseRunner cases_;  // steps 3-5 per config (premerge_runs.h)
 };
 
 }  // namespace
