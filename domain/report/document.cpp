@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 
+#include "domain/report/determinism_section.h"
 #include "domain/report/hunt_section.h"
 #include "support/subprocess.h"
 #include "support/version.h"
@@ -306,38 +307,6 @@ ChartSpec DiffChart(const Builder& b, const CaseData& c) {
   return spec;
 }
 
-// Gate 1 (the baseline against its own repeat) and, for a calibrated comparison, the noise
-// the candidate was judged against: the evidence that the verdict is about the change.
-void AddDeterminism(Builder& b, const CaseData& c) {
-  const json& noise = c.report.value("noise", json());
-  if (!c.gate1.is_object() && !noise.is_object()) return;
-  b.Heading(3, b.L("确定性（门 1）", "Determinism (gate 1)"));
-  b.doc_.blocks.back().in_summary = true;
-  if (c.gate1.is_object()) {
-    const std::string v = c.gate1.value("verdict", "?");
-    std::string text = v == "PASS" ? b.L("已验证确定性：基线两次运行逐位一致。", "Determinism verified: the baseline ran twice, bit for bit identical. ")
-                       : v == "FAIL" ? b.L("基线两次运行不一致。", "The baseline does not repeat itself. ")
-                                     : b.L("无法判定基线是否逐位重复。", "Whether the baseline repeats bit for bit could not be decided. ");
-    b.Paragraph(text + " " + c.gate1.value("verdict_reason", std::string()) + " (" + c.name + ".gate1/report.json)");
-    b.doc_.blocks.back().in_summary = true;
-  }
-  if (noise.is_object()) {
-    std::string text = std::string(b.L("按基线自身噪声判定（", "Judged against the baseline's own noise (")) +
-                       Fmt(noise.value("runs", json())) + b.L(" 次基线运行）：", " baseline runs): ") +
-                       noise.value("statistic", std::string());
-    if (noise.value("first_divergent_step", json()).is_number()) {
-      text += std::string(b.L(" 基线各次运行首次不同于 step ", " The baseline runs first differ at step ")) +
-              Fmt(noise["first_divergent_step"]) + " (" + Fmt(noise.value("first_divergent_metric", json())) + ").";
-    }
-    for (const auto& [metric, m] : noise.value("metrics", json::object()).items()) {
-      text += " " + metric + b.L("：最大包络 ", ": largest envelope ") + Fmt(m.value("max_envelope", json())) +
-              b.L("，最大运行间差 ", ", largest run-to-run range ") + Fmt(m.value("max_range", json())) + ".";
-    }
-    b.Paragraph(text);
-    b.doc_.blocks.back().in_summary = true;
-  }
-}
-
 // Probe lines printed by inject_prints and paired by compare_logs (report.json "probes"):
 // the evidence of where inside a step the two runs part.
 void AddProbes(Builder& b, const CaseData& c) {
@@ -391,7 +360,7 @@ void AddCase(Builder& b, const CaseData& c) {
     kv.pairs.push_back({b.L("compare_logs 备注", "compare_logs notes"), text});
   }
 
-  AddDeterminism(b, c);
+  AddDeterminismSection(c, b.model_.language, b.doc_);
 
   b.Heading(3, b.L("差异统计", "Difference statistics"));
   b.doc_.blocks.back().in_summary = true;

@@ -221,7 +221,8 @@ Result<json> CaseRunner::CompareCase(const std::string& case_name, const Run& ba
 Status CaseRunner::Gate1Failure(const MatrixEntry& entry, const Trained& t, const json& gate1) const {
   // The first metric that differs, where, and by how much.
   std::string what;
-  for (const auto& [metric, m] : gate1.value("metrics", json::object()).items()) {
+  const json metrics = gate1.value("metrics", json::object());  // a named copy: items() keeps a reference
+  for (const auto& [metric, m] : metrics.items()) {
     if (m.value("verdict", "") != "FAIL") continue;
     const json& first = m.value("offending", json::array()).empty() ? json::object() : m["offending"][0];
     what = metric + " first differs at step " + first.value("step", json(nullptr)).dump() + " (run 1 " +
