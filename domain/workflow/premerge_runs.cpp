@@ -172,6 +172,13 @@ Status CaseRunner::Train(const MatrixEntry& entry, const Worktrees& wt, const Ba
     PARITY_ASSIGN_OR_RETURN(Run part2, RunSide(entry, "candidate_resume2", wt.candidate, config_.steps, {},
                                                /*clear_checkpoint=*/false));
     t.resume = {std::move(part1), std::move(part2)};
+    // The resume save is parity's own output in the candidate worktree: removed, as
+    // run_training clears the checkpoint folder before a run, so cleanup finds the tree as made.
+    std::error_code ec;
+    const fs::path saved = fs::path(wt.candidate) / "outputs" / "checkpoint";
+    fs::remove_all(saved, ec);
+    if (ec) return Unavailable("cannot remove gate 3's checkpoint folder " + saved.string() + ": " + ec.message());
+    observer_.Note(entry.name + ": removed gate 3's checkpoint folder " + saved.string());
   }
   trained_[entry.name] = std::move(t);
   return Status::Ok();
