@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/cache_command.h"
 #include "cli/cmd_reproduce.h"
 #include "cli/commands.h"
 #include "cli/install_command.h"
@@ -23,8 +24,9 @@ constexpr const char* kUsage =
     "                                            run one tool in-process; structured result on stdout\n"
     "  install (--claude-code [--scope user|project|local] | --claude-desktop) [--print]\n"
     "                                            register parity and its skills with an assistant\n"
-    "  premerge --config premerge.json [--yes] [--steps N] [--report-dir DIR]\n"
+    "  premerge --config premerge.json [--yes] [--steps N] [--report-dir DIR] [--no-cache]\n"
     "                                            the whole pre-merge accuracy check; exit 0 PASS, 1 FAIL, 2 other\n"
+    "  cache list|clear [--dir DIR]              the baseline cache premerge keeps (~/.cache/parity)\n"
     "  hunt --config config.json [--max-iterations N] [--tolerance T] [--report-dir DIR] [--yes]\n"
     "                                            PrecisionComparer's root-cause loop; exit 0 no divergence,\n"
     "                                            1 divergence located, 2 other\n"
@@ -58,6 +60,7 @@ int main(int argc, char** argv) {
   if (command == "premerge") return parity::cli::PremergeCommand(rest);
   if (command == "hunt") return parity::cli::HuntCommand(rest);
   if (command == "reproduce") return parity::cli::ReproduceCommand(rest);
+  if (command == "cache") return parity::cli::CacheCommand(rest);
   std::fprintf(stderr, "parity: unknown command \"%s\"\n%s", command.c_str(), kUsage);
   return parity::cli::kExitUsage;
 }

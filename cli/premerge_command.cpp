@@ -21,7 +21,7 @@ using nlohmann::json;
 int Usage(const std::string& why) {
   std::fprintf(stderr,
                "parity premerge: %s\nusage: parity premerge --config premerge.json [--yes] [--steps N] "
-               "[--report-dir DIR] [--keep-worktrees] [--policy FILE] [--allow-folder DIR]...\n  exit status: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or error\n",
+               "[--report-dir DIR] [--keep-worktrees] [--no-cache] [--policy FILE] [--allow-folder DIR]...\n  exit status: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or error\n",
                why.c_str());
   return kExitUsage;
 }
@@ -31,8 +31,16 @@ json OutcomeJson(const workflow::PremergeOutcome& o) {
   for (const auto& c : o.cases) {
     cases.push_back({{"config", c.config}, {"verdict", c.verdict}, {"reason", c.reason}, {"report_json", c.report_json}});
   }
+  json determinism = json::array();
+  for (const auto& d : o.determinism) {
+    determinism.push_back({{"config", d.config}, {"gate1", d.gate1}, {"reason", d.reason}, {"report_json", d.report_json},
+                           {"baseline_runs", d.baseline_runs}, {"from_cache", d.from_cache},
+                           {"cache_key", d.cache_key.empty() ? json(nullptr) : json(d.cache_key)},
+                           {"calibrated", d.calibrated}, {"environment", d.environment}});
+  }
   return {{"verdict", o.verdict},
           {"cases", cases},
+          {"determinism", determinism},
           {"baseline_commit", o.baseline_commit},
           {"candidate_commit", o.candidate_commit},
           {"outputs", o.report.value("outputs", json::object())},
@@ -44,7 +52,7 @@ json OutcomeJson(const workflow::PremergeOutcome& o) {
 
 int PremergeCommand(const std::vector<std::string>& args) {
   std::string config_path, report_dir, steps;
-  bool yes = false, keep = false;
+  bool yes = false, keep = false, no_cache = false;
   PolicyFlags policy_flags;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -58,6 +66,8 @@ int PremergeCommand(const std::vector<std::string>& args) {
       yes = true;
     } else if (a == "--keep-worktrees") {
       keep = true;
+    } else if (a == "--no-cache") {
+      no_cache = true;
     } else {
       return Usage("unknown option " + a);
     }
@@ -97,6 +107,7 @@ int PremergeCommand(const std::vector<std::string>& args) {
   runner.SetPolicy(*user_policy, TerminalPrompt(yes));
   workflow::PremergeOptions options;
   options.assume_yes = yes;
+  options.no_cache = no_cache;
   auto outcome = workflow::RunPremerge(*config, options, runner, display);
   display.Finish();
   int code = workflow::PremergeExitCode(outcome);
@@ -104,6 +115,10 @@ int PremergeCommand(const std::vector<std::string>& args) {
     std::fprintf(stderr, "parity premerge: stopped: %s\n", outcome.status().ToString().c_str());
     std::printf("%s\n", PipelineErrorJson(outcome.status()).dump(2).c_str());
     return code;
+  }
+  for (const auto& d : outcome->determinism) {
+    std::fprintf(stderr, "%s: gate 1 %s — %s%s\n", d.config.c_str(), d.gate1.c_str(), d.reason.c_str(),
+                 d.from_cache ? (" (" + std::to_string(d.from_cache) + " baseline run(s) from the cache)").c_str() : "");
   }
   for (const auto& c : outcome->cases) std::fprintf(stderr, "%s: %s — %s\n", c.config.c_str(), c.verdict.c_str(), c.reason.c_str());
   std::fprintf(stderr, "premerge verdict: %s (report directory %s)\n", outcome->verdict.c_str(),

@@ -96,6 +96,9 @@ struct MetricComparison {
   // The aligned series, for diff_summary.csv.
   std::vector<int64_t> keys;
   std::vector<double> baseline_values, candidate_values;
+  // The per-step noise envelope it was judged against (domain/logs/noise.h); empty when
+  // judged against a fixed tolerance. Written as <metric>_noise_envelope in the CSV.
+  std::vector<double> envelope;
 };
 
 // Compares two series of one metric. Error when their keys differ and !common_keys_only

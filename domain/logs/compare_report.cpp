@@ -150,6 +150,10 @@ std::string DiffCsv(const RunComparison& c) {
   for (const auto& m : c.metrics) {
     out += "," + m.metric + "_baseline," + m.metric + "_candidate," + m.metric + "_abs_diff," + m.metric + "_rel_diff";
   }
+  // Calibrated comparisons: the envelopes after every metric's four columns.
+  for (const auto& m : c.metrics) {
+    if (!m.envelope.empty()) out += "," + m.metric + "_noise_envelope";
+  }
   out += '\n';
   size_t rows = 0;
   for (const auto& m : c.metrics) rows = std::max(rows, m.keys.size());
@@ -164,8 +168,13 @@ std::string DiffCsv(const RunComparison& c) {
     if (step == INT64_MAX) break;
     char step_text[24];
     out.append(step_text, std::to_chars(step_text, step_text + sizeof step_text, step).ptr);
+    std::string envelopes;
     for (size_t i = 0; i < c.metrics.size(); ++i) {
       const auto& m = c.metrics[i];
+      if (!m.envelope.empty()) {
+        envelopes += ',';
+        if (pos[i] < m.keys.size() && m.keys[pos[i]] == step) AppendNumber(envelopes, m.envelope[pos[i]]);
+      }
       if (pos[i] < m.keys.size() && m.keys[pos[i]] == step) {
         const double b = m.baseline_values[pos[i]], v = m.candidate_values[pos[i]];
         const double abs = (std::isnan(b) && std::isnan(v)) || b == v ? 0.0 : std::fabs(v - b);
@@ -183,6 +192,7 @@ std::string DiffCsv(const RunComparison& c) {
         out += ",,,,";
       }
     }
+    out += envelopes;
     out += '\n';
   }
   return out;

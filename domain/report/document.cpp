@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 
+#include "domain/report/determinism_section.h"
 #include "domain/report/hunt_section.h"
 #include "support/subprocess.h"
 #include "support/version.h"
@@ -267,6 +268,12 @@ ChartSpec DiffChart(const Builder& b, const CaseData& c) {
     const auto& m = c.metrics[i];
     Stroke s = strokes[i % 3];
     spec.series.push_back({m.name, m.steps, m.abs_diff, s, /*markers=*/true});
+    if (!m.envelope.empty()) {
+      // A calibrated comparison: the baseline's own noise, per step, in the metric's colour.
+      Stroke e = s;
+      e.dash = Dash::kDashed;
+      spec.series.push_back({std::string(b.L("噪声包络 ", "noise envelope ")) + m.name, m.steps, m.envelope, e});
+    }
     for (double d : m.abs_diff) zeros += d == 0, total += 1;
     if (m.tolerance_abs) {
       if (tolerance && *tolerance != *m.tolerance_abs) mixed = true;
@@ -282,6 +289,13 @@ ChartSpec DiffChart(const Builder& b, const CaseData& c) {
   if (tolerance && *tolerance == 0) {
     spec.note = b.L("逐位比较（容差 0）：图中每个点都是一次失败",
                     "bitwise mode (tolerance 0): every point drawn is a failure");
+  }
+  if (c.report.contains("noise") && c.report["noise"].is_object()) {
+    const json& n = c.report["noise"];
+    spec.note = std::string(b.L("按基线自身噪声判定：", "judged against the baseline's own noise: ")) +
+                Fmt(n.value("runs", json())) + b.L(" 次基线运行，安全系数 ", " baseline runs, safety factor ") +
+                Fmt(n.value("safety_factor", json())) + b.L("；虚线为噪声包络，点在其上方即失败",
+                                                           "; dashed: the envelope, a point above it fails");
   }
   if (zeros == total) {
     spec.note = b.L("所有差异均为 0（逐位一致）：对数坐标上无点可画",
@@ -345,6 +359,8 @@ void AddCase(Builder& b, const CaseData& c) {
     for (const auto& n : notes) text += (text.empty() ? "" : "; ") + Fmt(n);
     kv.pairs.push_back({b.L("compare_logs 备注", "compare_logs notes"), text});
   }
+
+  AddDeterminismSection(c, b.model_.language, b.doc_);
 
   b.Heading(3, b.L("差异统计", "Difference statistics"));
   b.doc_.blocks.back().in_summary = true;

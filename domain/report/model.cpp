@@ -106,11 +106,24 @@ Result<CaseData> LoadCase(const fs::path& case_dir) {
   }
 
   // Metric order follows the CSV columns (compare_logs writes them in the order compared).
-  for (size_t col = 1; col < c.csv_header.size(); col += 4) {
+  // Calibrated comparisons add one <metric>_noise_envelope column per metric after them.
+  const std::string envelope_suffix = "_noise_envelope";
+  auto is_envelope = [&](const std::string& h) {
+    return h.size() > envelope_suffix.size() &&
+           h.compare(h.size() - envelope_suffix.size(), envelope_suffix.size(), envelope_suffix) == 0;
+  };
+  size_t metric_columns = c.csv_header.size();
+  for (size_t col = 1; col < c.csv_header.size(); ++col) {
+    if (is_envelope(c.csv_header[col])) {
+      metric_columns = col;
+      break;
+    }
+  }
+  for (size_t col = 1; col < metric_columns; col += 4) {
     const std::string& head = c.csv_header[col];
     const std::string suffix = "_baseline";
     if (head.size() <= suffix.size() || head.compare(head.size() - suffix.size(), suffix.size(), suffix) != 0 ||
-        col + 3 >= c.csv_header.size()) {
+        col + 3 >= metric_columns) {
       return InvalidArgument(c.csv_path.string() + ": column " + std::to_string(col + 1) + " \"" + head +
                              "\" should be <metric>_baseline followed by _candidate, _abs_diff, _rel_diff");
     }
@@ -132,6 +145,16 @@ Result<CaseData> LoadCase(const fs::path& case_dir) {
     }
     c.metrics.push_back(std::move(m));
   }
+  for (size_t col = metric_columns; col < c.csv_header.size(); ++col) {
+    const std::string& head = c.csv_header[col];
+    const std::string name = is_envelope(head) ? head.substr(0, head.size() - envelope_suffix.size()) : "";
+    auto m = std::find_if(c.metrics.begin(), c.metrics.end(), [&](const MetricData& d) { return d.name == name; });
+    if (m == c.metrics.end()) {
+      return InvalidArgument(c.csv_path.string() + ": column " + std::to_string(col + 1) + " \"" + head +
+                             "\" should be the <metric>_noise_envelope of a metric before it");
+    }
+    for (const auto& row : c.csv_rows) m->envelope.push_back(ParseNumber(row[col]));
+  }
   return c;
 }
 
@@ -148,9 +171,10 @@ Result<ReportModel> LoadReportModel(const LoadOptions& options) {
   std::vector<std::string> names = options.cases;
   if (names.empty()) {
     for (const auto& entry : fs::directory_iterator(model.report_dir, ec)) {
-      if (entry.is_directory() && fs::is_regular_file(entry.path() / "report.json")) {
-        names.push_back(entry.path().filename().string());
-      }
+      const std::string name = entry.path().filename().string();
+      const bool gate1 = name.size() > 6 && name.compare(name.size() - 6, 6, ".gate1") == 0 &&
+                         fs::is_regular_file(model.report_dir / name.substr(0, name.size() - 6) / "report.json", ec);
+      if (entry.is_directory() && fs::is_regular_file(entry.path() / "report.json") && !gate1) names.push_back(name);
     }
     std::sort(names.begin(), names.end());
     if (names.empty()) {
@@ -161,6 +185,10 @@ Result<ReportModel> LoadReportModel(const LoadOptions& options) {
   for (const auto& name : names) {
     auto c = LoadCase(model.report_dir / name);
     if (!c.ok()) return std::move(c).take_status().Context("case \"" + name + "\"");
+    const fs::path gate1 = model.report_dir / (name + ".gate1") / "report.json";
+    if (fs::is_regular_file(gate1, ec)) {
+      PARITY_ASSIGN_OR_RETURN(c->gate1, ReadJsonFile(gate1));
+    }
     model.cases.push_back(std::move(c).value());
   }
 

@@ -24,6 +24,7 @@ struct MetricData {
   json stats;  // report.json metrics.<name>
   std::vector<double> steps, baseline, candidate, abs_diff, rel_diff;
   std::optional<double> tolerance_abs;
+  std::vector<double> envelope;  // calibrated comparisons: <metric>_noise_envelope per step
 };
 
 struct CaseData {
@@ -34,6 +35,9 @@ struct CaseData {
   std::vector<MetricData> metrics;    // in report.json order
   std::vector<std::string> csv_header;
   std::vector<std::vector<std::string>> csv_rows;
+  // Gate 1 of `parity premerge`: <case>.gate1/report.json (the baseline against its own
+  // repeat, bitwise), when the report directory holds one; null otherwise.
+  json gate1;
 };
 
 struct LogFile {
@@ -55,7 +59,8 @@ struct ReportModel {
 
 struct LoadOptions {
   std::filesystem::path report_dir;
-  std::vector<std::string> cases;  // empty: every <case>/report.json under report_dir
+  std::vector<std::string> cases;  // empty: every <case>/report.json under report_dir (a
+                                   // <case>.gate1 is attached to its case, not one of its own)
   std::string title;
   Language language = Language::kZh;
 };

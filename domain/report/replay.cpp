@@ -101,14 +101,20 @@ Status ResolveCallInputs(std::vector<std::string>& argv, const fs::path& report_
     value = resolved->string();
     return Status::Ok();
   };
-  for (auto& [key, value] : args.items()) {  // a path, or a list of them (parse_log's paths)
+  // A path, a list of them (parse_log's paths), or an object holding them (compare_logs'
+  // noise.runs).
+  std::function<Status(json&, const std::string&)> walk = [&](json& value, const std::string& name) -> Status {
     if (value.is_array()) {
-      for (size_t i = 0; i < value.size(); ++i)
-        PARITY_RETURN_IF_ERROR(resolve(value[i], "arguments." + key + "[" + std::to_string(i) + "]"));
-    } else {
-      PARITY_RETURN_IF_ERROR(resolve(value, "arguments." + key));
+      for (size_t i = 0; i < value.size(); ++i) PARITY_RETURN_IF_ERROR(walk(value[i], name + "[" + std::to_string(i) + "]"));
+      return Status::Ok();
     }
-  }
+    if (value.is_object()) {
+      for (auto& [key, inner] : value.items()) PARITY_RETURN_IF_ERROR(walk(inner, name + "." + key));
+      return Status::Ok();
+    }
+    return resolve(value, name);
+  };
+  for (auto& [key, value] : args.items()) PARITY_RETURN_IF_ERROR(walk(value, "arguments." + key));
   argv[3] = args.dump();
   return Status::Ok();
 }

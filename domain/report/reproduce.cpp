@@ -251,7 +251,8 @@ Result<json> BuildReproduce(const ReportModel& model, const std::string& generat
       continue;  // acted without a process and without effects to replay (e.g. an in-process probe)
     }
     step["outputs"] = e.contains("outputs") && e["outputs"].is_object() ? e["outputs"] : json::object();
-    const bool training = tool == "run_training" && step["cwd"].is_string();
+    // A baseline run the premerge reused from its cache is replayed as the training it was.
+    const bool training = (tool == "run_training" || outcome.value("from_cache", false)) && step["cwd"].is_string();
     if (training) AddTrainingSideSteps(e, step, steps, /*after=*/false, recorded_dir);
     steps.push_back(step);
     if (training) AddTrainingSideSteps(e, step, steps, /*after=*/true, recorded_dir);

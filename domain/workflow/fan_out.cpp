@@ -96,6 +96,7 @@ class Runner {
     obs_.Note(runs_[i].label + ": started job " + job.value("id", "?") + " (" + job.value("host", "?") + ")");
     flights_.push_back({i, job.value("id", ""), "", -1, false});
     out_[i].job = job;
+    out_[i].environment = started->value("environment", json::object());
   }
 
   Status PollAll() {

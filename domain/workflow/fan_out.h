@@ -33,6 +33,7 @@ struct RunOutcome {
   // (run_training refused to start it)
   std::string status = "not_started";
   nlohmann::json job;  // the last view of the job (null when none was started)
+  nlohmann::json environment = nlohmann::json::object();  // run_training start's probe ({} when not probed)
   Status error;        // why it is not ok, with the tool's evidence
 };
 

@@ -30,6 +30,10 @@ const std::vector<AxisRule>& Rules() {
        "add a config with context parallel degree > 1"},
       {"converters", "ModelConverters", {"converter", "float8", "quantiz", "fused", "fp8"},
        "add a config with the affected model converters enabled"},
+      // Megatron's gate 3: the checkpoint traps (optimizer state, RNG, data position, LR
+      // schedule not restored) only show when a run is saved and resumed.
+      {"resume", "Resume equivalence", {"checkpoint", "resume", "state_dict", "dcp", "safetensors", "lr_scheduler"},
+       "add \"resume_at\": k to a config (gate 3: saved at step k and resumed, it must equal the uninterrupted run)"},
   };
   return rules;
 }

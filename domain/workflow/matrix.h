@@ -1,5 +1,6 @@
 // Skill step 2: a config-matrix proposal derived from the files a change touches. Each axis
-// (TP, torch.compile, activation checkpointing, optimizer, EP, CP, model converters) is
+// (TP, torch.compile, activation checkpointing, optimizer, EP, CP, model converters, resume
+// equivalence) is
 // "touched" when a changed path matches its keywords; the proposal is the minimal matrix
 // (one TP=1 config and one TP>1 config, from the registered names) plus, per other touched
 // axis, the note of what to add. A proposal only: the user confirms every config.

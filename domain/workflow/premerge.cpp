@@ -4,10 +4,9 @@
 
 #include "domain/workflow/config_names.h"
 #include "domain/workflow/config_registry.h"
-#include "domain/workflow/fan_out.h"
 #include "domain/workflow/matrix.h"
+#include "domain/workflow/premerge_runs.h"
 #include "domain/workflow/run_worktrees.h"
-#include "domain/workflow/tensorboard_run.h"
 
 namespace parity::workflow {
 
@@ -34,14 +33,10 @@ Status NeedsConsent(const std::string& what, const std::string& how, const json&
 
 json Common(const PremergeConfig& c) { return {{"report_dir", c.report_dir.string()}}; }
 
-struct Worktrees {
-  std::string baseline, candidate;
-};
-
 class Pipeline {
  public:
   Pipeline(const PremergeConfig& c, const PremergeOptions& o, StepRunner& r, PipelineObserver& obs)
-      : c_(c), yes_(o.assume_yes), run_(r), obs_(obs) {}
+      : c_(c), yes_(o.assume_yes), run_(r), obs_(obs), cases_(c, o, r, obs, out_) {}
 
   Result<PremergeOutcome> Run() {
     Result<PremergeOutcome> result = Body();
@@ -85,11 +80,14 @@ class Pipeline {
     PARITY_ASSIGN_OR_RETURN(Worktrees wt, Prepare(classes));
     wt_ = wt;
 
-    obs_.Step(5, kSteps, "Steps 3-4: training (" + std::to_string(matrix.size()) + " config(s) x 3 runs)");
-    PARITY_RETURN_IF_ERROR(Train(matrix, wt));
+    const int baseline_runs = c_.noise.repeats > 0 ? c_.noise.repeats : 2;
+    obs_.Step(5, kSteps, "Steps 3-4: training (" + std::to_string(matrix.size()) + " config(s): checkpoint, " +
+                             std::to_string(baseline_runs) + " baseline runs (gate 1), candidate)");
+    BaselineSource source{c_.repo.string(), out_.baseline_commit, classes};
+    PARITY_RETURN_IF_ERROR(cases_.Train(matrix, wt, source));
 
-    obs_.Step(6, kSteps, "Step 5: comparison");
-    for (const auto& entry : matrix) PARITY_RETURN_IF_ERROR(Compare(entry));
+    obs_.Step(6, kSteps, "Step 5: comparison (gate 1, then the candidate)");
+    for (const auto& entry : matrix) PARITY_RETURN_IF_ERROR(cases_.Compare(entry));
     out_.verdict = CombineVerdicts(out_.cases);
 
     obs_.Step(7, kSteps, c_.mail.is_null() ? "Step 6: report" : "Steps 6-7: report and mail");
@@ -204,7 +202,7 @@ class Pipeline {
         return FailedPrecondition("Step 2: no registered config found to propose a matrix")
             .WithHint("name the configs in `configs`");
       }
-      for (const auto& name : proposal.configs) matrix.push_back({name, {}});
+      for (const auto& name : proposal.configs) matrix.push_back({name, {}, std::nullopt});
     }
     for (size_t i = 0; i < matrix.size(); ++i) {
       PARITY_RETURN_IF_ERROR(CheckEntry(matrix[i], i, base_reg, cand_reg));
@@ -268,168 +266,9 @@ class Pipeline {
     return wt;
   }
 
-  json RunArgs(const MatrixEntry& entry, const std::string& phase, const std::string& worktree,
-               const std::string& side = "") {
-    json args = Common(c_);
-    args.update({{"action", "start"}, {"phase", phase}, {"worktree", worktree}, {"config", entry.name}});
-    // Runs side by side share the candidate worktree: each gets its own output folder, so
-    // no run clears or moves another's checkpoint folder.
-    // Started back to back, they are not probed one by one (a probe imports torch: seconds
-    // per start, and the runs would no longer overlap); Step 1's probe of this host, where
-    // each run is started, is the fingerprint in the ledger.
-    if (c_.max_parallel > 1) {
-      args["dump_folder"] = "outputs/parity_" + (side.empty() ? phase : side) + "_" + entry.name;
-      args["probe_env"] = false;
-    }
-    if (c_.model) args["model"] = *c_.model;
-    if (c_.launcher) args["launcher"] = *c_.launcher;
-    if (c_.script) args["script"] = *c_.script;
-    if (c_.dataset_path) args["dataset_path"] = *c_.dataset_path;
-    if (!c_.env.empty()) args["env"] = c_.env;
-    if (c_.timeout_s > 0) args["timeout_s"] = c_.timeout_s;
-    if (c_.executor != "local") args["executor"] = c_.executor;
-    std::vector<std::string> extra = entry.extra_args;
-    if (c_.tokenizer) extra.push_back("--model.tokenizer_path=" + *c_.tokenizer);
-    if (!extra.empty()) args["extra_args"] = extra;
-    return args;
-  }
-
-  // How a premerge run whose trainer writes no TensorBoard goes on.
-  static constexpr const char* kNoTensorBoardHint =
-      "Make the trainer write TensorBoard (the tensorboard package in its interpreter), or set \"tensorboard\": "
-      "false in premerge.json to compare the printed values knowingly";
-
-  // Every config's initial checkpoint, then its baseline and candidate runs (which load
-  // it), through the fan-out: one after another locally, side by side on a scheduler.
-  Status Train(const std::vector<MatrixEntry>& matrix, const Worktrees& wt) {
-    struct Slot {
-      std::string config, side;  // side empty: the initial checkpoint
-      fs::path tb_dir;
-    };
-    std::vector<PlannedRun> plan;
-    std::vector<Slot> slots;
-    for (const auto& entry : matrix) {
-      obs_.Note(entry.name + ": initial checkpoint (1 step, HF format) in the candidate worktree");
-      size_t ckpt = plan.size();
-      json gen = RunArgs(entry, "gen_ckpt", wt.candidate);
-      // The one-step checkpoint run asks for TensorBoard too, so a trainer that cannot
-      // write it is named as such before its baseline and candidate runs are judged.
-      const fs::path gen_tb = TensorBoardDir("gen_ckpt", entry.name);
-      if (c_.tensorboard) {
-        std::vector<std::string> extra = gen.value("extra_args", std::vector<std::string>{});
-        for (auto& flag : TensorBoardFlags(gen_tb)) extra.push_back(flag);
-        gen["extra_args"] = extra;
-      }
-      plan.push_back({entry.name + " initial checkpoint", gen, std::nullopt});
-      slots.push_back({entry.name, "", gen_tb});
-      for (const auto& [side, worktree] : {std::pair{"baseline", wt.baseline}, std::pair{"candidate", wt.candidate}}) {
-        json args = RunArgs(entry, "train", worktree, side);
-        args["side"] = side;
-        args["steps"] = c_.steps;
-        obs_.Note(entry.name + ": " + side + " run, " + std::to_string(c_.steps) + " steps");
-        fs::path tb_dir = TensorBoardDir(side, entry.name);
-        if (c_.tensorboard) {
-          std::vector<std::string> extra = args.value("extra_args", std::vector<std::string>{});
-          for (auto& flag : TensorBoardFlags(tb_dir)) extra.push_back(flag);
-          args["extra_args"] = extra;
-        }
-        plan.push_back({entry.name + " " + side, args, ckpt});
-        slots.push_back({entry.name, side, tb_dir});
-      }
-    }
-    if (!plan.empty()) PARITY_RETURN_IF_ERROR(ShowPlan(plan.front()));
-    FanOutOptions options;
-    options.max_parallel = static_cast<size_t>(c_.max_parallel);
-    options.stop_at_first_failure = c_.stop_at_first_failure;
-    options.poll_interval_s = 0.5;
-    PARITY_ASSIGN_OR_RETURN(std::vector<RunOutcome> outcomes, FanOut(plan, options, run_, obs_));
-    PARITY_RETURN_IF_ERROR(FanOutFailure(plan, outcomes));
-    for (size_t i = 0; i < plan.size(); ++i) {
-      const Slot& slot = slots[i];
-      const json& job = outcomes[i].job;
-      if (!job.value("slurm", json()).is_null()) out_.jobs.push_back(job["slurm"].value("job_id", ""));
-      std::string log = job.value("log_path", "");
-      if (log.empty()) log = (c_.report_dir / job.value("log", "")).string();
-      if (slot.side.empty()) {
-        obs_.Note(slot.config + ": checkpoint " + job.value("checkpoint", "?"));
-        if (c_.tensorboard && !NewestEventFile(slot.tb_dir).ok()) {
-          return NoTensorBoardEvents(slot.config + ": the initial-checkpoint run", slot.tb_dir, log, kNoTensorBoardHint);
-        }
-        continue;
-      }
-      logs_[slot.config][slot.side] = log;
-      obs_.Note(slot.config + ": " + slot.side + " " + job.value("message", "ok") + " (" + log + ")");
-      if (c_.tensorboard) {
-        auto events = NewestEventFile(slot.tb_dir);
-        if (!events.ok()) {
-          return NoTensorBoardEvents(slot.config + ": the " + slot.side + " run", slot.tb_dir, log, kNoTensorBoardHint);
-        }
-        events_[slot.config][slot.side] = events->string();
-      }
-    }
-    return Status::Ok();
-  }
-
-  // What the first run will be, shown before anything is submitted: its batch script
-  // when the executor writes one (each run's own is recorded in its job directory).
-  Status ShowPlan(const PlannedRun& first) {
-    json args = first.args;
-    args["action"] = "plan";
-    PARITY_ASSIGN_OR_RETURN(json planned, Call("run_training", args));
-    const json& plan = planned.value("plan", json::object());
-    if (plan.contains("batch_script") && plan["batch_script"].is_string()) {
-      obs_.Note("batch script of " + first.label + " (from " + plan.value("settings_file", "the user's settings") +
-                "; every run's is recorded in jobs/<id>/batch.sh):\n" + plan["batch_script"].get<std::string>());
-    }
-    return Status::Ok();
-  }
-
-  // Full-precision values: the printed digits of a torchtitan log (loss 5, grad_norm 4
-  // decimals) cannot decide 1e-5, so the runs also write TensorBoard into the report directory.
-  fs::path TensorBoardDir(const std::string& side, const std::string& config) const {
-    return c_.report_dir / "tb" / (side + "_" + config);
-  }
-
-  // Step 5b: the run logs must hold no error (错误上报原则), whatever file is compared.
-  Status ValidateLogs(const MatrixEntry& entry) {
-    json args = {{"paths", {logs_[entry.name]["baseline"], logs_[entry.name]["candidate"]}}};
-    PARITY_ASSIGN_OR_RETURN(json parsed, Call("parse_log", args));
-    for (const auto& f : parsed.value("files", json::array())) {
-      for (const auto& w : f.value("warnings", json::array())) {
-        std::string line = entry.name + ": " + f.value("path", "?") + ": " + (w.is_string() ? w.get<std::string>() : w.dump());
-        obs_.Note("log warning " + line);
-        out_.warnings.push_back(line);
-      }
-      if (f.value("errors_total", 0) > 0) {
-        return FailedPrecondition("Step 5b: " + f.value("path", "?") + " holds " + std::to_string(f.value("errors_total", 0)) +
-                                  " error line(s)")
-            .WithEvidence("errors", f.value("errors", json::array()).dump(2));
-      }
-    }
-    return Status::Ok();
-  }
-
-  Status Compare(const MatrixEntry& entry) {
-    PARITY_RETURN_IF_ERROR(ValidateLogs(entry));
-    auto& compared_files = c_.tensorboard ? events_ : logs_;
-    json args = Common(c_);
-    args.update({{"baseline", compared_files[entry.name]["baseline"]}, {"candidate", compared_files[entry.name]["candidate"]},
-                 {"preset", c_.preset}, {"case", entry.name}});
-    if (c_.bitwise) args["bitwise"] = true;
-    if (c_.tolerance_abs) args["tolerance"] = {{"abs", *c_.tolerance_abs}};
-    PARITY_ASSIGN_OR_RETURN(json compared, Call("compare_logs", args));
-    CaseVerdict v{entry.name, compared.value("verdict", "INCONCLUSIVE"), compared.value("verdict_reason", ""),
-                  (c_.report_dir / entry.name / "report.json").string()};
-    obs_.Note(entry.name + ": " + v.verdict + " — " + v.reason);
-    out_.cases.push_back(std::move(v));
-    return Status::Ok();
-  }
-
   Status Report(const std::vector<MatrixEntry>& matrix) {
     json args = Common(c_);
-    std::vector<std::string> cases;
-    for (const auto& e : matrix) cases.push_back(e.name);
-    args.update({{"cases", cases}, {"language", c_.language}});
+    args.update({{"cases", cases_.ReportCases(matrix)}, {"language", c_.language}});
     if (c_.title) args["title"] = *c_.title;
     if (!c_.mail.is_null()) args["mail"] = c_.mail;
     PARITY_ASSIGN_OR_RETURN(out_.report, Call("render_report", args));
@@ -446,8 +285,7 @@ class Pipeline {
   PipelineObserver& obs_;
   PremergeOutcome out_;
   std::optional<Worktrees> wt_;  // made by this run and not yet removed
-  std::map<std::string, std::map<std::string, std::string>> logs_;    // config -> side -> log path
-  std::map<std::string, std::map<std::string, std::string>> events_;  // config -> side -> TensorBoard file
+  CaseRunner cases_;  // steps 3-5 per config (premerge_runs.h)
 };
 
 }  // namespace

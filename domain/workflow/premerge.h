@@ -30,9 +30,23 @@ struct CaseVerdict {
   std::string report_json;  // <report_dir>/<config>/report.json
 };
 
+// Gate 1 (the baseline repeats itself) and where the baseline runs came from, per config.
+struct DeterminismRecord {
+  std::string config;
+  std::string gate1;        // PASS (bitwise repeat) | FAIL | INCONCLUSIVE (printed digits)
+  std::string reason;
+  std::string report_json;  // <report_dir>/<config>.gate1/report.json
+  int baseline_runs = 0;    // 2, or K with noise.repeats
+  int from_cache = 0;       // how many of them were reused from the baseline cache
+  std::string cache_key;    // empty when the cache was not used
+  bool calibrated = false;  // the candidate was judged against the K runs' envelope
+  nlohmann::json environment = nlohmann::json::object();  // {"fingerprint", "same", "differences"}
+};
+
 struct PremergeOutcome {
   std::string verdict;  // overall: FAIL if any case fails, else INCONCLUSIVE if any is, else PASS
   std::vector<CaseVerdict> cases;
+  std::vector<DeterminismRecord> determinism;
   nlohmann::json report;  // render_report's structured result
   std::string baseline_commit, candidate_commit;
   std::vector<std::string> warnings;  // anomalies accepted by consent, tool warnings
@@ -41,6 +55,7 @@ struct PremergeOutcome {
 
 struct PremergeOptions {
   bool assume_yes = false;  // --yes: every confirmation answered with the proposal
+  bool no_cache = false;    // --no-cache: train every baseline run, store nothing
 };
 
 Result<PremergeOutcome> RunPremerge(const PremergeConfig& config, const PremergeOptions& options, StepRunner& runner,

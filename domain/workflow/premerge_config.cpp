@@ -21,7 +21,7 @@ Status DecodeConfigs(const nlohmann::json& list, const std::string& path, std::v
       entry.name = list[i].get<std::string>();
     } else if (list[i].is_object()) {
       JsonReader r(list[i], at);
-      r.Required("name", entry.name).Optional("extra_args", entry.extra_args);
+      r.Required("name", entry.name).Optional("extra_args", entry.extra_args).Optional("resume_at", entry.resume_at);
       PARITY_RETURN_IF_ERROR(r.Finish());
     } else {
       return InvalidArgument(at + ": expected a config name or {\"name\", \"extra_args\"}, got " + JsonTypeName(list[i]));
@@ -64,7 +64,31 @@ Result<PremergeConfig> ParsePremergeConfig(const nlohmann::json& value, const st
   std::optional<int> max_parallel;
   r.Optional("max_parallel", max_parallel).Optional("stop_at_first_failure", c.stop_at_first_failure);
   r.Object("confirm", false, [&](JsonReader& s) { (void)DecodeConsent(s, c.confirm); });
+  const bool noise = value.contains("noise") && !value["noise"].is_null();
+  if (noise) {
+    r.Object("noise", false, [&](JsonReader& s) {
+      s.Required("repeats", c.noise.repeats).Optional("safety_factor", c.noise.safety_factor);
+    });
+  } else {
+    r.Allow("noise");
+  }
+  std::optional<std::string> cache_dir;
+  int64_t max_bytes = static_cast<int64_t>(c.cache.max_bytes);
+  r.Object("cache", false, [&](JsonReader& s) {
+    s.Optional("enabled", c.cache.enabled).Optional("dir", cache_dir).Optional("max_bytes", max_bytes);
+  });
   PARITY_RETURN_IF_ERROR(r.Finish());
+  if (noise) {
+    // Two runs give one difference and no spread to speak of; three are the fewest whose
+    // range says something about a fourth.
+    if (c.noise.repeats < 3) return InvalidArgument(name + ".noise.repeats: must be at least 3 (K baseline runs)");
+    if (c.noise.repeats > 20) return InvalidArgument(name + ".noise.repeats: at most 20");
+    if (!(c.noise.safety_factor >= 1) || c.noise.safety_factor > 1e6) {
+      return InvalidArgument(name + ".noise.safety_factor: must be a number >= 1");
+    }
+  }
+  if (max_bytes < (int64_t{1} << 20)) return InvalidArgument(name + ".cache.max_bytes: must be at least 1 MiB");
+  c.cache.max_bytes = static_cast<uint64_t>(max_bytes);
   if (value.contains("configs") && !value["configs"].is_null()) {
     PARITY_RETURN_IF_ERROR(DecodeConfigs(value["configs"], name + ".configs", c.configs));
   }
@@ -89,6 +113,13 @@ Result<PremergeConfig> ParsePremergeConfig(const nlohmann::json& value, const st
   }
   if (c.baseline.empty()) return InvalidArgument(name + ".baseline: must not be empty");
   if (c.steps < 1) return InvalidArgument(name + ".steps: must be at least 1");
+  for (size_t i = 0; i < c.configs.size(); ++i) {
+    const auto& k = c.configs[i].resume_at;
+    if (k && (*k < 1 || *k >= c.steps)) {
+      return InvalidArgument(name + ".configs[" + std::to_string(i) + "].resume_at: must be between 1 and steps - 1 (" +
+                             std::to_string(c.steps - 1) + ")");
+    }
+  }
   if (c.tolerance_abs && !(*c.tolerance_abs >= 0)) return InvalidArgument(name + ".compare.tolerance_abs: must be >= 0");
   if (c.timeout_s < 0) return InvalidArgument(name + ".timeout_s: must be >= 0");
   if (max_parallel && *max_parallel < 1) return InvalidArgument(name + ".max_parallel: must be at least 1");
@@ -98,6 +129,7 @@ Result<PremergeConfig> ParsePremergeConfig(const nlohmann::json& value, const st
   c.repo = fs::absolute(repo_path.is_relative() ? base / repo_path : repo_path).lexically_normal();
   fs::path rd = report_dir.empty() ? c.repo / "numerical_report" : fs::path(report_dir);
   c.report_dir = fs::absolute(rd.is_relative() ? base / rd : rd).lexically_normal();
+  if (cache_dir) c.cache.dir = fs::absolute(fs::path(*cache_dir).is_relative() ? base / *cache_dir : fs::path(*cache_dir)).lexically_normal();
   return c;
 }
 

@@ -18,8 +18,12 @@
 //   "max_parallel": 1,                 // runs at once (default 1 locally, 16 on Slurm)
 //   "stop_at_first_failure": false,    // else a failed run is reported and the others go on
 //   "confirm": {"classes": "proposed" | {"path": "A|B|C|ignore"}, "environment_anomalies": false,
-//               "config_matrix": false, "mail": false}
+//               "config_matrix": false, "mail": false},
+//   "noise": {"repeats": 3, "safety_factor": 5},   // calibrated verdict (K >= 3 baseline runs); absent: gate 1
+//   "cache": {"enabled": true, "dir": null, "max_bytes": 4294967296}   // the baseline cache
 // }
+// A config entry may add "resume_at": k (gate 3, resume equivalence: the candidate trained k
+// steps, saved, resumed to `steps` must equal its uninterrupted run; case <name>.resume<k>).
 #pragma once
 
 #include <filesystem>
@@ -37,6 +41,21 @@ namespace parity::workflow {
 struct MatrixEntry {
   std::string name;                     // registered config name (--config)
   std::vector<std::string> extra_args;  // identical on both sides
+  std::optional<int> resume_at;         // gate 3: save at this step and resume (1 <= k < steps)
+};
+
+// Gate 1 and the calibrated verdict (domain/logs/noise.h). Without `noise` the baseline runs
+// twice and must repeat bit for bit; with it, K >= 3 times and the candidate is judged
+// against the K runs' envelope.
+struct NoiseConfig {
+  int repeats = 0;  // 0: no calibration (gate 1 with two runs)
+  double safety_factor = 5.0;  // logs::kDefaultSafetyFactor
+};
+
+struct CacheConfig {
+  bool enabled = true;
+  std::optional<std::filesystem::path> dir;  // default ${XDG_CACHE_HOME:-~/.cache}/parity
+  uint64_t max_bytes = uint64_t{4} << 30;
 };
 
 struct PremergeConsent {
@@ -73,6 +92,8 @@ struct PremergeConfig {
   int max_parallel = 1;            // trainings at once (fan_out.h)
   bool stop_at_first_failure = false;
   PremergeConsent confirm;
+  NoiseConfig noise;
+  CacheConfig cache;
 };
 
 // `base` resolves relative repo / report_dir (the config file's folder).

@@ -63,7 +63,9 @@ def premerge(parity, out, repo, case, branch, settings, steps, expected, code):
     path = os.path.join(out, f"premerge_{case}.json")
     with open(path, "w") as f:
         json.dump(config, f, indent=2)
-    result = json.loads(run([parity, "premerge", "--config", path, "--yes"], repo, ok_codes=(code,)).stdout)
+    # --no-cache: every fixture run trains its baseline, whatever an earlier run left cached.
+    result = json.loads(run([parity, "premerge", "--config", path, "--yes", "--no-cache"], repo,
+                            ok_codes=(code,)).stdout)
     if result["verdict"] != expected:
         sys.exit(f"{case}: premerge verdict {result['verdict']}, expected {expected}: {json.dumps(result, indent=2)}")
     return report_dir

@@ -105,7 +105,15 @@ TEST(Matrix, MinimalMatrixAndTouchedAxes) {
   EXPECT_TRUE(touched["optimizer"]);
   EXPECT_FALSE(touched["compile"]);
   EXPECT_FALSE(touched["ep"]);
-  EXPECT_EQ(p.axes.size(), 7u);
+  EXPECT_FALSE(touched["resume"]);
+  EXPECT_EQ(p.axes.size(), 8u);
+  auto ckpt = ProposeMatrix({"toy_trainer/checkpoint.py"}, {"toy_small"});
+  bool resume = false;
+  for (const auto& a : ckpt.axes) resume = resume || (a.axis == "resume" && a.touched);
+  EXPECT_TRUE(resume);
+  bool named = false;
+  for (const auto& n : ckpt.notes) named = named || n.find("resume_at") != std::string::npos;
+  EXPECT_TRUE(named);
   auto none = ProposeMatrix({"README.md"}, {"only_one"});
   for (const auto& a : none.axes) EXPECT_FALSE(a.touched) << a.axis;
   EXPECT_EQ(none.configs, (std::vector<std::string>{"only_one"}));

@@ -6,6 +6,7 @@
 #include "domain/ledger/ledger.h"
 #include "domain/logs/compare_report.h"
 #include "domain/logs/log_parser.h"
+#include "domain/logs/noise.h"
 #include "domain/logs/presets.h"
 #include "domain/logs/result_json.h"
 #include "support/json_reader.h"
@@ -28,6 +29,8 @@ struct Params {
   bool user_success_markers = false;  // the user named the lines that finish a run
   std::string case_name = "compare";
   std::optional<std::string> report_dir;
+  std::vector<json> noise_runs;  // `noise.runs`: K baseline repeats (empty: no calibration)
+  double safety_factor = logs::kDefaultSafetyFactor;
 };
 
 void DecodeTolerance(JsonReader& r, logs::Tolerance& t) {
@@ -104,7 +107,32 @@ Result<Params> Decode(const json& arguments) {
       }
     }
   }
+  if (r.Has("noise")) {
+    r.Object("noise", false, [&](JsonReader& inner) {
+      json runs;
+      inner.Required("runs", runs).Optional("safety_factor", p.safety_factor);
+      if (!inner.ok()) return;
+      if (!runs.is_array() || runs.size() < 2) {
+        inner.Fail(inner.Child("runs"), "expected an array of at least 2 baseline runs");
+        return;
+      }
+      for (size_t i = 0; i < runs.size(); ++i) {
+        if (!(runs[i].is_string() && !runs[i].get<std::string>().empty()) && !runs[i].is_object()) {
+          inner.Fail(inner.Child("runs") + "[" + std::to_string(i) + "]", "expected a log path or a parse_log result");
+          return;
+        }
+        p.noise_runs.push_back(runs[i]);
+      }
+      if (!(p.safety_factor >= 1) || !std::isfinite(p.safety_factor)) {
+        inner.Fail(inner.Child("safety_factor"), "must be a finite number >= 1");
+      }
+    });
+  }
   PARITY_RETURN_IF_ERROR(r.Finish());
+  if (!p.noise_runs.empty() && bitwise) {
+    return InvalidArgument("arguments.noise: a calibrated verdict and bitwise mode exclude each other")
+        .WithHint("leave bitwise out: where the baseline runs repeat bit for bit the envelope is 0 anyway");
+  }
   p.criteria.bitwise = bitwise;
   p.criteria.metrics = r.Has("metrics") ? p.parse.metrics : std::vector<std::string>{};
   return p;
@@ -174,8 +202,32 @@ mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
   auto comparison = logs::CompareRuns(*baseline, *candidate, *criteria, p.criteria.preset, p.common_steps);
   if (!comparison.ok()) return mcp::ToolResult::Error(comparison.status());
 
+  // Calibrated verdict: the K baseline repeats' envelope replaces the per-step tolerance.
+  std::optional<logs::NoiseEnvelopes> noise;
+  if (!p.noise_runs.empty()) {
+    std::vector<logs::ParseResult> runs;
+    for (size_t i = 0; i < p.noise_runs.size(); ++i) {
+      auto run = LoadSide(p.noise_runs[i], "arguments.noise.runs[" + std::to_string(i) + "]", parse, ctx);
+      if (!run.ok()) return mcp::ToolResult::Error(run.status());
+      runs.push_back(std::move(run).value());
+    }
+    std::vector<const logs::ParseResult*> pointers;
+    for (const auto& r : runs) pointers.push_back(&r);
+    std::vector<std::string> metrics;
+    for (const auto& m : comparison->metrics) metrics.push_back(m.metric);
+    auto envelopes = logs::ComputeNoiseEnvelopes(pointers, metrics, p.safety_factor);
+    if (!envelopes.ok()) return mcp::ToolResult::Error(envelopes.status());
+    Status applied = logs::ApplyNoiseEnvelopes(*comparison, *envelopes, *baseline, *candidate);
+    if (!applied.ok()) return mcp::ToolResult::Error(applied);
+    noise = std::move(envelopes).value();
+  }
+
   const fs::path case_dir = report_dir / p.case_name;
   json report = logs::CompareReportJson(p.case_name, *baseline, *candidate, *comparison);
+  if (noise) {
+    report["mode"] = "calibrated";
+    report["noise"] = logs::NoiseJson(*noise);
+  }
   Status written = logs::WriteCompareReport(case_dir, report, *comparison);
   if (!written.ok()) return mcp::ToolResult::Error(std::move(written).Context("writing the compare report"));
 

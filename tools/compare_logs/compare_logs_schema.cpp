@@ -119,6 +119,20 @@ json CompareLogsInputSchema() {
                                          "compare the steps both logged."}};
   properties["case"] = {{"type", "string"}, {"pattern", "^[A-Za-z0-9._-]{1,128}$"}, {"default", "compare"},
                         {"description", "Report subdirectory: <report_dir>/<case>/report.json."}};
+  properties["noise"] = {
+      {"type", "object"},
+      {"required", json::array({"runs"})},
+      {"properties",
+       {{"runs", {{"type", "array"}, {"minItems", 2}, {"items", RunSchema("baseline repeat")},
+                  {"description", "K >= 2 runs of the same baseline (same commit, checkpoint, argv, environment); "
+                                  "the first is the reference the candidate is measured from."}}},
+        {"safety_factor", {{"type", "number"}, {"minimum", 1}, {"default", 5}}}}},
+      {"additionalProperties", false},
+      {"description", "Calibrated verdict: instead of a fixed tolerance, each metric at each step is judged against "
+                      "the baseline runs' own noise: envelope(s) = F x max(range carried to s, largest relative range "
+                      "x |run 1(s)|, one unit of the value's resolution), range(t) being the K runs' max pairwise "
+                      "|difference| at step t; 0 everywhere when the runs never differ. PASS where |candidate - run 1| "
+                      "<= envelope. Written to report.json (noise) and the CSV (<metric>_noise_envelope)."}};
   properties["report_dir"] = {{"type", "string"}, {"description", "Overrides the server's report directory."}};
   return {{"type", "object"},
           {"properties", properties},
@@ -146,6 +160,7 @@ json CompareLogsOutputSchema() {
             {"report", {{"type", "string"}}},
             {"csv_path", {{"type", "string"}}},
             {"ledger_entry", {{"type", {"string", "null"}}}},
+            {"noise", {{"type", "object"}}},
             {"probes", ProbeComparisonSchema()}}}};
 }
 
