@@ -6,6 +6,7 @@
 #include "domain/run/job_host.h"
 #include "domain/run/job_record.h"
 #include "domain/run/jobs.h"
+#include "support/safe_file.h"
 
 namespace parity::run {
 
@@ -83,7 +84,7 @@ class Slurm : public Executor {
     std::string script_path = dir + "/batch.sh";
     PARITY_ASSIGN_OR_RETURN(std::vector<std::string> sbatch, SbatchArgv(batch, script_path));
     // The script is recorded beside job.json whatever the host; a remote host gets its own copy.
-    PARITY_RETURN_IF_ERROR(WriteFileAtomic(JobDir(report_dir, id) / "batch.sh", script));
+    PARITY_RETURN_IF_ERROR(WriteFileUnder(report_dir, fs::path("jobs") / id / "batch.sh", script));
     if (IsRemoteJob(job)) PARITY_RETURN_IF_ERROR(UploadFile(host_, script, script_path));
     PARITY_ASSIGN_OR_RETURN(ProcessResult submitted, RunChecked(host_, "submitting the batch job (sbatch)", sbatch, 120));
     std::string out = submitted.out.substr(0, submitted.out.find('\n'));

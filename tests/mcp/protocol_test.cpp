@@ -1,5 +1,6 @@
 // The dispatcher over the in-memory transport: handshakes of both eras, era selection,
 // JSON-RPC errors, pagination, logging, cancellation, progress and the busy answer.
+#include <set>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -131,8 +132,16 @@ TEST(Errors, BatchesOnlyOnA2025_03_26Session) {
   Client old(OneTool());
   old.Initialize(json::object(), "2025-03-26");
   old.SendRaw(R"([{"jsonrpc":"2.0","id":"b1","method":"ping"},{"jsonrpc":"2.0","id":"b2","method":"ping"}])");
-  EXPECT_TRUE(old.Reply("b1").contains("result"));
-  EXPECT_TRUE(old.Reply("b2").contains("result"));
+  // JSON-RPC 2.0: a batch is answered by one array holding every reply.
+  json batch = old.sink->WaitFor([](const json& m) { return m.is_array(); });
+  ASSERT_TRUE(batch.is_array()) << batch.dump();
+  ASSERT_EQ(batch.size(), 2u) << batch.dump();
+  std::set<std::string> ids;
+  for (const auto& reply : batch) {
+    EXPECT_TRUE(reply.contains("result")) << reply.dump();
+    ids.insert(reply.value("id", ""));
+  }
+  EXPECT_EQ(ids, (std::set<std::string>{"b1", "b2"}));
 }
 
 TEST(Pagination, OpaqueCursorsWalkTheWholeList) {

@@ -52,12 +52,15 @@ TEST(Reproduce, BuiltFromTheLedgerWithTheRealCommitsAndCommands) {
 
   std::vector<std::string> actions;
   for (const auto& s : r["steps"]) actions.push_back(Action(s));
-  // premerge: initial checkpoint (cleared folder, run, moved into the report directory), both
-  // trainings, the compare; then the hunt: one dump run per side and msprobe_first_diff.
+  // premerge: initial checkpoint (cleared folder, run, moved into the report directory), the
+  // baseline twice (gate 1) and the candidate, gate 1's compare and the case's; then the hunt:
+  // one dump run per side and msprobe_first_diff.
   EXPECT_EQ(actions, (std::vector<std::string>{"clear_checkpoint:-", "gen_ckpt:-", "move_checkpoint:-",
                                                "clear_checkpoint:baseline", "train:baseline",
+                                               "clear_checkpoint:baseline_r2", "train:baseline_r2",
                                                "clear_checkpoint:candidate", "train:candidate", "compare:both",
-                                               "train:baseline", "train:candidate", "first_diff:both"}))
+                                               "compare:both", "train:baseline", "train:candidate",
+                                               "first_diff:both"}))
       << r["steps"].dump(2);
   const json& move = r["steps"][2];
   EXPECT_EQ(move["argv"][0], "mv");
@@ -67,7 +70,7 @@ TEST(Reproduce, BuiltFromTheLedgerWithTheRealCommitsAndCommands) {
   EXPECT_EQ(train["cwd"], r["baseline"]["worktree"]);
   EXPECT_NE(train["argv"].dump().find("--debug.deterministic"), std::string::npos);
   EXPECT_NE(train["argv"].dump().find("--checkpoint.initial_load_path"), std::string::npos);
-  const json& compare = r["steps"][7];
+  const json& compare = r["steps"][9];
   EXPECT_EQ(compare["argv"][0], "parity");
   EXPECT_EQ(compare["argv"][2], "compare_logs");
   EXPECT_NE(compare["argv"][3].get<std::string>().find("tfevents"), std::string::npos);

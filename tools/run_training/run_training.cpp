@@ -243,6 +243,7 @@ mcp::ToolResult Start(Params& p, mcp::ToolContext& ctx, const fs::path& report_d
 
   // The rest (probe, start, following the log) takes minutes: a client of the 2026-07-28
   // tasks extension gets a task to poll from here on.
+  const run::LaunchRequest& l = p.launch;
   if (p.wait) ctx.RunInBackground("starting " + l.config + " (" + (l.side.empty() ? l.phase : l.side) + ")");
   json environment = nullptr;
   if (p.probe_env) {
