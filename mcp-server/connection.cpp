@@ -136,6 +136,11 @@ bool Connection::Resolve(const json& id, const json& result, const json& error) 
   return true;
 }
 
+bool Connection::HasRequests() const {
+  std::lock_guard lock(mutex_);
+  return !in_flight_.empty() || !waiters_.empty();
+}
+
 bool Connection::Idle() const {
   std::lock_guard lock(mutex_);
   return in_flight_.empty() && waiters_.empty() && !unsolicited_;

@@ -76,6 +76,8 @@ class Connection {
   bool closed() const { return closed_.load(); }
   // No request in flight and no stream for unsolicited messages open.
   bool Idle() const;
+  // A request in flight or a client answer awaited (an open event stream alone is not).
+  bool HasRequests() const;
   // No client answers will come any more: waits for them end. In-flight work continues
   // (call CancelAll to stop it).
   void Close();

@@ -32,6 +32,11 @@ std::optional<json> ExchangeSink::Pop(std::chrono::milliseconds wait) {
   return m;
 }
 
+bool ExchangeSink::closed() {
+  std::lock_guard lock(mutex_);
+  return closed_;
+}
+
 bool ExchangeSink::ended() {
   std::lock_guard lock(mutex_);
   return no_reply_ && queue_.empty();

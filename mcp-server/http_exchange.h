@@ -27,6 +27,7 @@ class ExchangeSink : public Sink {
   // The request ended without a reply (cancelled) and everything sent before is drained.
   bool ended();
   void Close();  // the peer went away: further Sends fail
+  bool closed();
 
  private:
   json request_id_;

@@ -55,6 +55,7 @@ struct HttpTransport::Impl {
     std::shared_ptr<Connection> connection;
     size_t token = 0;  // index into options.bearer_tokens (0 when none are configured)
     std::chrono::steady_clock::time_point last_used;
+    std::weak_ptr<ExchangeSink> stream;  // its open GET event stream, if any
   };
   std::mutex sessions_mutex;
   std::map<std::string, SessionEntry> sessions;
@@ -203,11 +204,17 @@ bool HttpTransport::Impl::MakeRoomLocked() {
     }
   }
   if (sessions.size() >= options.max_sessions) {
+    // Full: the least recently used session without a request in flight ends. Its event
+    // stream alone does not hold it: a client that went away without DELETE leaves its
+    // stream open until a write fails, and must not lock new clients out meanwhile.
     auto lru = sessions.end();
     for (auto it = sessions.begin(); it != sessions.end(); ++it) {
-      if (it->second.connection->Idle() && (lru == sessions.end() || it->second.last_used < lru->second.last_used)) lru = it;
+      if (!it->second.connection->HasRequests() && (lru == sessions.end() || it->second.last_used < lru->second.last_used)) {
+        lru = it;
+      }
     }
     if (lru != sessions.end()) {
+      if (auto stream = lru->second.stream.lock()) stream->Close();
       ended.push_back(lru->second.connection);
       sessions.erase(lru);
     }
@@ -280,7 +287,7 @@ void HttpTransport::Impl::Post(const httplib::Request& req, httplib::Response& r
         res.set_header("Retry-After", "5");
         return ErrorReply(res, 503, id, rpc::kServerBusy,
                           "every one of the " + std::to_string(options.max_sessions) +
-                              " sessions has a request or stream open; retry later");
+                              " sessions has a request in flight; retry later");
       }
       sessions[sid] = SessionEntry{connection, TokenOf(req).value_or(0), std::chrono::steady_clock::now()};
     }
@@ -387,6 +394,11 @@ void HttpTransport::Impl::Get(const httplib::Request& req, httplib::Response& re
   if (!connection) return;
   auto sink = std::make_shared<ExchangeSink>(nullptr);  // never "final": open until the client leaves
   connection->SetUnsolicitedSink(sink);
+  {
+    std::lock_guard lock(sessions_mutex);
+    auto it = sessions.find(req.get_header_value("Mcp-Session-Id"));
+    if (it != sessions.end()) it->second.stream = sink;
+  }
   res.set_header("Cache-Control", "no-cache");
   res.set_header("X-Accel-Buffering", "no");
   res.set_chunked_content_provider(
@@ -394,6 +406,7 @@ void HttpTransport::Impl::Get(const httplib::Request& req, httplib::Response& re
       [sink](size_t, httplib::DataSink& out) {
         auto message = sink->Pop(kKeepAlive);
         if (!message) {
+          if (sink->closed()) return false;  // the session ended: the stream ends with it
           static const char kComment[] = ": keepalive\n\n";
           return out.write(kComment, sizeof kComment - 1);
         }

@@ -27,7 +27,7 @@ const char* const kDefaultPass[] = {
     "TOOLCHAIN_HOME", "CUDA_*", "NCCL_*", "CUBLAS_*", "CUDNN_*", "NVIDIA_*", "TORCH_*", "PYTORCH_*", "TRITON_*",
     "OMP_*", "MKL_*", "KMP_*", "OPENBLAS_*", "HF_*", "TRANSFORMERS_*", "TOKENIZERS_PARALLELISM", "MASTER_ADDR",
     "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK", "NNODES", "NODE_RANK", "NGPU", "LOG_RANK", "GIT_*",
-    "SSL_CERT_FILE", "SSL_CERT_DIR", "SOURCE_DATE_EPOCH", "PARITY_*"};
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "SOURCE_DATE_EPOCH", "SLURM_CONF", "PARITY_*"};
 
 // Variables a tool's `env` argument may set without asking: knobs of determinism and
 // placement. Nothing that loads code (LD_PRELOAD, BASH_ENV, PYTHONPATH, PYTHONSTARTUP,

@@ -8,6 +8,14 @@ namespace parity::run {
 
 bool IsRemoteJob(const nlohmann::json& job) { return job.contains("ssh") && !job["ssh"].is_null(); }
 
+std::string CommandHostOf(const nlohmann::json& job) {
+  if (job.contains("slurm") && job["slurm"].is_object() && job["slurm"].contains("submit_host") &&
+      job["slurm"]["submit_host"].is_string()) {
+    return job["slurm"]["submit_host"].get<std::string>();
+  }
+  return job.contains("host") && job["host"].is_string() ? job["host"].get<std::string>() : "";
+}
+
 std::string HostJobDir(const std::filesystem::path& report_dir, const nlohmann::json& job) {
   return IsRemoteJob(job) ? job["remote_dir"].get<std::string>() : JobDir(report_dir, job["id"]).string();
 }

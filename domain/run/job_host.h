@@ -20,6 +20,9 @@ inline constexpr size_t kRemoteLogChunk = 4u << 20;
 
 // The job ran on an SSH host (its record has an ssh block).
 bool IsRemoteJob(const nlohmann::json& job);
+// The host parity's commands for a job run on (Host::Describe()): the record's host, or
+// for a Slurm job the host it was submitted from ("host" then names the Slurm job).
+std::string CommandHostOf(const nlohmann::json& job);
 // The job directory on the executing host.
 std::string HostJobDir(const std::filesystem::path& report_dir, const nlohmann::json& job);
 // The log as the host's scripts take it: absolute locally, relative to the job dir remotely.

@@ -522,7 +522,7 @@ Result<json> ListJobs(const fs::path& report_dir_in, Host* host) {
   json jobs = json::array();
   for (const std::string& id : JobIds(report_dir)) {
     auto job = LoadJob(report_dir, id);
-    bool on_host = job.ok() && host && host->Describe() == (*job)["host"].get<std::string>();
+    bool on_host = job.ok() && host && host->Describe() == CommandHostOf(*job);
     auto v = JobStatus(report_dir, id, on_host ? host : nullptr);
     if (v.ok()) {
       jobs.push_back(*v);

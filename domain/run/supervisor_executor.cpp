@@ -98,8 +98,8 @@ Result<OwnedExecutor> ExecutorForJob(const json& job, Host* host) {
     PARITY_ASSIGN_OR_RETURN(owned, OpenHost(std::nullopt));
     host = owned.get();
   }
-  if (host->Describe() != job.value("host", "")) {
-    return FailedPrecondition("job " + id + " ran on " + job.value("host", "") + ", not on " + host->Describe())
+  if (host->Describe() != CommandHostOf(job)) {
+    return FailedPrecondition("job " + id + " ran on " + CommandHostOf(job) + ", not on " + host->Describe())
         .WithHint("pass the job's own host");
   }
   std::unique_ptr<Executor> executor =

@@ -32,6 +32,12 @@ env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, "xdg"),
            GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com", GIT_COMMITTER_NAME="t",
            GIT_COMMITTER_EMAIL="t@example.com")
 env.pop("CUBLAS_WORKSPACE_CONFIG", None)
+# The test user's policy: its temp folder, and the variables it passes to the trainings
+# (the process counter, and the extra variable that must miss the cache).
+os.makedirs(os.path.join(tmp, "config", "parity"))
+with open(os.path.join(tmp, "config", "parity", "policy.json"), "w") as f:
+    json.dump({"folders": [{"path": tmp, "write": True}], "env": {"set": ["TOY_RUN_COUNTER", "TOY_EXTRA"]}}, f)
+env["XDG_CONFIG_HOME"] = os.path.join(tmp, "config")
 failures = []
 
 
@@ -212,9 +218,10 @@ try:
     check("environment_fingerprints" in text and "determinism_flags" in text and "--debug.deterministic" in text,
           "the error carries the fingerprints and the determinism flags", e)
     check(report(noisy, "toy_debug.gate1")["verdict"] == "FAIL", "toy_debug.gate1/report.json records the FAIL")
-    # An error leaves the worktrees for inspection; remove them as the error's hint says.
-    subprocess.run([parity, "call", "audit_workspace", json.dumps({"action": "cleanup", "repo": repo}),
-                    "--report-dir", noisy], check=True, capture_output=True, env=env)
+    # A failed run leaves nothing in the way of the next one: its worktrees are removed, and
+    # the error's hint says so.
+    check("were removed" in e.get("hint", "") and not os.path.exists(repo + "-baseline") and
+          not os.path.exists(repo + "-candidate"), "the failed premerge removed its worktrees", e.get("hint"))
 
     # 6. Calibrated: 3 baseline runs, the no-op within their noise, the planted change beyond it.
     code, out, n, err, cal = premerge("calibrated", "noisy", "noisy-noop", extra={"noise": {"repeats": 3}})

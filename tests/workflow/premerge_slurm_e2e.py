@@ -12,8 +12,8 @@ before running:
      at step 1), toy_tp2 PASS (the branch changes only FeedForward.forward's tp_degree 1
      line; TP=2 runs _row_parallel_forward, whose gelu call it leaves alone), overall FAIL,
      exit 1 both times;
-  2. on Slurm the four trainings (two configs x two sides) overlap in time: from sacct,
-     the latest start is before the earliest end;
+  2. on Slurm the six trainings (two configs x the baseline twice for gate 1 and the
+     candidate) overlap in time: from sacct, the latest start is before the earliest end;
   3. the batch script was shown before the first submission, and every job id is in the
      outcome, the ledger and the HTML report;
   4. a job started by one `parity call` (wait false) is followed to its end by another
@@ -72,6 +72,9 @@ def main():
     try:
         env = dict(os.environ, SLURM_CONF=os.path.join(cluster, "slurm.conf"), XDG_CONFIG_HOME=os.path.join(dest, "xdg"))
         os.makedirs(os.path.join(dest, "xdg", "parity"))
+        with open(os.path.join(dest, "xdg", "parity", "policy.json"), "w") as f:  # the test user's folders
+            json.dump({"folders": [{"path": dest, "write": True}],  # and the command of check 4
+                       "commands": [{"argv": ["bash", "-c", "sleep 3; echo finished"]}]}, f)
         with open(os.path.join(dest, "xdg", "parity", "slurm.json"), "w") as f:
             json.dump({"partition": "debug", "cpus_per_task": 1, "time_limit": "30", "poll_interval_s": 0.5}, f)
         demo = os.path.join(dest, "demo")
@@ -89,9 +92,10 @@ def main():
               f"same verdicts per config on Slurm and locally: {verdicts(slurm)} vs {verdicts(local)}")
 
         jobs = slurm.get("jobs", [])
-        check(len(jobs) == 6 and all(j.isdigit() for j in jobs), f"six Slurm job ids in the outcome: {jobs}")
-        # Plan order: per config the initial checkpoint, then baseline and candidate.
-        trains = [j for i, j in enumerate(jobs) if i % 3 != 0]
+        check(len(jobs) == 8 and all(j.isdigit() for j in jobs), f"eight Slurm job ids in the outcome: {jobs}")
+        # Plan order: every config's initial checkpoint, then per config baseline, baseline_r2
+        # (gate 1) and candidate.
+        trains = jobs[2:]
         rows = {}
         for j in trains:
             r = subprocess.run(["sacct", "-n", "-P", "-X", "-j", j, "-o", "JobIDRaw,State,Start,End"], env=env,
@@ -99,12 +103,12 @@ def main():
             parts = r.stdout.strip().split("|")
             if len(parts) == 4:
                 rows[j] = parts
-        print("sacct of the four trainings:\n  " + "\n  ".join("|".join(v) for v in rows.values()))
+        print("sacct of the six trainings:\n  " + "\n  ".join("|".join(v) for v in rows.values()))
         starts = [v[2] for v in rows.values()]
         ends = [v[3] for v in rows.values()]
-        check(len(rows) == 4 and all(v[1] == "COMPLETED" for v in rows.values()), "sacct: four trainings COMPLETED")
-        check(len(rows) == 4 and max(starts) < min(ends),
-              f"the four trainings overlap in time (latest start {max(starts, default='?')} < earliest end "
+        check(len(rows) == 6 and all(v[1] == "COMPLETED" for v in rows.values()), "sacct: six trainings COMPLETED")
+        check(len(rows) == 6 and max(starts) < min(ends),
+              f"the six trainings overlap in time (latest start {max(starts, default='?')} < earliest end "
               f"{min(ends, default='?')})")
 
         check("batch script of toy_small initial checkpoint" in err_slurm and "#SBATCH --partition=debug" in err_slurm,
