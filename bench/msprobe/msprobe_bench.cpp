@@ -140,6 +140,7 @@ int Analyze(const std::string& baseline, const std::string& candidate, const std
   options.baseline_dump = baseline;
   options.candidate_dump = candidate;
   options.output_dir = csv_dir;  // empty: no hunt.json / compare_table.csv, as the Python peer writes none
+  options.write_compare_table = !csv_dir.empty();
   auto result = parity::msprobe::AnalyzeFirstDiff(options);
   if (!result.ok()) {
     std::cerr << result.status().ToString() << "\n";

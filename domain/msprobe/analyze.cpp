@@ -149,11 +149,6 @@ Status LoadFromDumps(const AnalyzeOptions& options, Loaded& loaded) {
   loaded.source = {{"kind", "dumps"},
                    {"baseline", DumpJson(*loaded.baseline, base_files)},
                    {"candidate", DumpJson(*loaded.candidate, cand_files)}};
-  if (!options.output_dir.empty()) {
-    fs::path csv = options.output_dir / "compare_table.csv";
-    PARITY_RETURN_IF_ERROR(WriteCompareCsv(*loaded.table, loaded.stacks ? &*loaded.stacks : nullptr, csv));
-    loaded.table_file = csv.string();
-  }
   return Status::Ok();
 }
 
@@ -357,13 +352,46 @@ json DescribeRows(const DiffInput& input, const std::vector<size_t>& rows) {
   return out;
 }
 
+// compare_table.csv on a thread of its own, while the answer is worked out. Joined by Finish,
+// or by the destructor on an early return (declared after the tables it reads, so it is
+// destroyed, and joined, first).
+class TableWriter {
+ public:
+  void Start(const CompareTable& table, const StackIndex* stacks, fs::path path) {
+    path_ = std::move(path);
+    thread_ = std::jthread([this, &table, stacks] {
+      try {
+        status_ = WriteCompareCsv(table, stacks, path_);
+      } catch (const std::exception& e) {
+        status_ = Internal(std::string("writing ") + path_.string() + ": " + e.what());
+      }
+    });
+  }
+  Status Finish() {
+    if (thread_.joinable()) thread_.join();
+    return status_;
+  }
+
+ private:
+  fs::path path_;
+  Status status_ = Status::Ok();
+  std::jthread thread_;
+};
+
 }  // namespace
 
 Result<json> AnalyzeFirstDiff(const AnalyzeOptions& options) {
   Loaded loaded;
+  TableWriter table_writer;
+  if (options.write_compare_table && options.output_dir.empty()) {
+    return InvalidArgument("writing the compare table needs an output folder");
+  }
   if (options.compare_result) {
     if (options.baseline_dump || options.candidate_dump) {
       return InvalidArgument("give either the two dumps or a compare result, not both");
+    }
+    if (options.write_compare_table) {
+      return InvalidArgument("a compare result is read, not compared: there is no table of parity's to write");
     }
     if (options.msprobe_run) return InvalidArgument("msprobe compare runs on the two dumps, not on a compare result");
     PARITY_RETURN_IF_ERROR(LoadFromTable(*options.compare_result, loaded, options));
@@ -377,6 +405,11 @@ Result<json> AnalyzeFirstDiff(const AnalyzeOptions& options) {
       return InvalidArgument("both baseline_dump and candidate_dump are needed (or a compare_result)");
     }
     PARITY_RETURN_IF_ERROR(LoadFromDumps(options, loaded));
+    if (options.write_compare_table) {
+      fs::path csv = options.output_dir / "compare_table.csv";
+      table_writer.Start(*loaded.table, loaded.stacks ? &*loaded.stacks : nullptr, csv);
+      loaded.table_file = csv.string();
+    }
   }
   if (options.cancel.cancelled()) return Cancelled();
 
@@ -531,6 +564,12 @@ Result<json> AnalyzeFirstDiff(const AnalyzeOptions& options) {
                    {"ignored_apis", c.ignored_entries}};
   out["compare_table"] = loaded.table_file ? json(*loaded.table_file) : json(nullptr);
 
+  if (options.on_answer) options.on_answer(out);
+  if (Status s = table_writer.Finish(); !s.ok()) {
+    std::string answer = diff.entry ? "the first divergent API, " + std::string(loaded.input.entries[*diff.entry]) + ", is known"
+                                    : "no API diverges";
+    return std::move(s).Context(answer + ", but the compare table was not written");
+  }
   if (!options.output_dir.empty()) {
     std::error_code ec;
     fs::create_directories(options.output_dir, ec);

@@ -31,6 +31,7 @@ struct Params {
   std::vector<std::string> user_code;
   int64_t max_next = 5;
   bool run_msprobe = false;
+  bool compare_table = false;
   std::optional<std::string> msprobe_python, msprobe_pythonpath;
   int64_t msprobe_timeout_s = 1800;
 };
@@ -49,7 +50,7 @@ Result<Params> Decode(const json& arguments) {
   for (size_t i = 0; r.ok() && i < p.user_code.size(); ++i) {
     if (p.user_code[i].empty()) r.Fail(r.Child("user_code") + "[" + std::to_string(i) + "]", "must not be empty");
   }
-  r.Optional("max_next", p.max_next).Optional("report_dir", p.report_dir);
+  r.Optional("max_next", p.max_next).Optional("report_dir", p.report_dir).Optional("compare_table", p.compare_table);
   r.Optional("run_msprobe", p.run_msprobe).Optional("msprobe_python", p.msprobe_python);
   r.Optional("msprobe_pythonpath", p.msprobe_pythonpath).Optional("msprobe_timeout_s", p.msprobe_timeout_s);
   if (r.ok() && p.compare_result && (p.baseline_dump || p.candidate_dump)) {
@@ -69,6 +70,10 @@ Result<Params> Decode(const json& arguments) {
   if (r.ok() && p.run_msprobe && p.compare_result) {
     r.Fail(r.Child("run_msprobe"), "runs msprobe compare on baseline_dump and candidate_dump; drop compare_result");
   }
+  if (r.ok() && p.compare_table && (p.compare_result || p.run_msprobe)) {
+    r.Fail(r.Child("compare_table"), p.compare_result ? "the compare result is the table: nothing of parity's to write"
+                                                      : "run_msprobe writes msprobe's own table (hunt/msprobe_compare/)");
+  }
   if (r.ok() && !p.run_msprobe && (p.msprobe_python || p.msprobe_pythonpath)) {
     r.Fail(r.Child(p.msprobe_python ? "msprobe_python" : "msprobe_pythonpath"), "only used with run_msprobe: true");
   }
@@ -79,7 +84,30 @@ Result<Params> Decode(const json& arguments) {
   return p;
 }
 
-msprobe::AnalyzeOptions ToOptions(const Params& p, const fs::path& out_dir, const mcp::ToolContext& ctx) {
+std::string Summary(const json& out) {
+  if (!out["found"].get<bool>()) {
+    return "No divergent API: " + out["explanation"].get<std::string>() + ".";
+  }
+  const json& first = out["first_divergence"];
+  std::string s = "First divergent API: " + first["api"].get<std::string>() + " (" + first["verdict"].get<std::string>() +
+                  "): " + first["explanation"].get<std::string>() + ".";
+  if (first["user_frame"].is_object()) {
+    s += " User code: " + first["user_frame"]["file"].get<std::string>() + ":" +
+         std::to_string(first["user_frame"]["line"].get<int>()) + " in " +
+         first["user_frame"]["function"].get<std::string>() + ".";
+  }
+  const json& source = first["source"];
+  if (source.is_object() && source["in_changed_hunk"].is_boolean()) {
+    s += source["in_changed_hunk"].get<bool>() ? " The line is in a hunk changed between the commits."
+                                               : " The line is not in a changed hunk";
+    const json& trace = first["cause"]["trace"];
+    if (!source["in_changed_hunk"].get<bool>()) s += trace.is_object() ? ": " + trace.value("sentence", "") + "." : ".";
+  }
+  if (first["msprobe_note"].is_string()) s += " Note: " + first["msprobe_note"].get<std::string>() + ".";
+  return s;
+}
+
+msprobe::AnalyzeOptions ToOptions(const Params& p, const fs::path& out_dir, mcp::ToolContext& ctx) {
   msprobe::AnalyzeOptions o;
   if (p.baseline_dump) o.baseline_dump = fs::path(*p.baseline_dump);
   if (p.candidate_dump) o.candidate_dump = fs::path(*p.candidate_dump);
@@ -110,32 +138,15 @@ msprobe::AnalyzeOptions ToOptions(const Params& p, const fs::path& out_dir, cons
     o.msprobe_run = run;
   }
   o.output_dir = out_dir;
+  o.write_compare_table = p.compare_table;
+  if (p.compare_table) {
+    // The answer first: the table can take many seconds more.
+    o.on_answer = [&ctx](const json& answer) { ctx.Progress(1, 2, Summary(answer) + " Writing the compare table."); };
+  }
   o.cancel = ctx.cancellation();
   return o;
 }
 
-std::string Summary(const json& out) {
-  if (!out["found"].get<bool>()) {
-    return "No divergent API: " + out["explanation"].get<std::string>() + ".";
-  }
-  const json& first = out["first_divergence"];
-  std::string s = "First divergent API: " + first["api"].get<std::string>() + " (" + first["verdict"].get<std::string>() +
-                  "): " + first["explanation"].get<std::string>() + ".";
-  if (first["user_frame"].is_object()) {
-    s += " User code: " + first["user_frame"]["file"].get<std::string>() + ":" +
-         std::to_string(first["user_frame"]["line"].get<int>()) + " in " +
-         first["user_frame"]["function"].get<std::string>() + ".";
-  }
-  const json& source = first["source"];
-  if (source.is_object() && source["in_changed_hunk"].is_boolean()) {
-    s += source["in_changed_hunk"].get<bool>() ? " The line is in a hunk changed between the commits."
-                                               : " The line is not in a changed hunk";
-    const json& trace = first["cause"]["trace"];
-    if (!source["in_changed_hunk"].get<bool>()) s += trace.is_object() ? ": " + trace.value("sentence", "") + "." : ".";
-  }
-  if (first["msprobe_note"].is_string()) s += " Note: " + first["msprobe_note"].get<std::string>() + ".";
-  return s;
-}
 
 // The dumps, the compare result and the source tree are read, the report directory is
 // written: all inside the user's folders. msprobe's interpreter and PYTHONPATH (a folder of
@@ -224,9 +235,9 @@ mcp::Tool MakeMsprobeFirstDiffTool() {
       "already differed (\"inputs equal, output differs\" names the operator itself), gives both sides' values, the "
       "next divergent APIs, the in-place CRC noise msprobe dumps carry, the call stack, the first user-code frame "
       "mapped to a local file, the source line, and the git hunk between baseline_ref and candidate_ref that "
-      "changed it. Writes hunt/hunt.json and hunt/compare_table.csv (msprobe's column layout) to the report "
-      "directory. With run_msprobe it runs the real `msprobe compare` on the two dumps (msprobe on PATH, or "
-      "msprobe_python -m msprobe.msprobe) and analyses msprobe's own result.";
+      "changed it. Writes hunt/hunt.json to the report directory, and with compare_table: true also "
+      "hunt/compare_table.csv (msprobe's column layout), after sending the answer as progress. With run_msprobe it runs the real `msprobe compare` on "
+      "the two dumps (msprobe on PATH, or msprobe_python -m msprobe.msprobe) and analyses msprobe's own result.";
   tool.spec.input_schema = MsprobeFirstDiffInputSchema();
   tool.spec.output_schema = MsprobeFirstDiffOutputSchema();
   tool.spec.annotations.read_only = false;  // writes its report files, never the user's tree
