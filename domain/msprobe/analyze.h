@@ -45,6 +45,9 @@ struct AnalyzeOptions {
   // Called once with the answer (the hunt.json object) as soon as it is known, before the
   // compare table is finished; the result returned afterwards is the same object.
   std::function<void(const nlohmann::json& answer)> on_answer;
+  // Set by the scan of a dump tree (scan.h) that chose this (step, rank) pair: the answer
+  // carries it as "scan", and its "explanation" leads the answer's.
+  nlohmann::json scan;
   CancellationToken cancel;
 };
 

@@ -7,6 +7,7 @@
 
 #include "domain/ledger/ledger.h"
 #include "domain/msprobe/analyze.h"
+#include "domain/msprobe/scan.h"
 #include "support/json_reader.h"
 #include "tools/authorize.h"
 #include "tools/msprobe_first_diff/msprobe_first_diff_schema.h"
@@ -19,8 +20,8 @@ namespace {
 
 struct Params {
   std::optional<std::string> baseline_dump, candidate_dump, compare_result;
-  std::optional<int64_t> step;
-  int64_t rank = 0;
+  std::optional<int64_t> step, rank;
+  std::optional<int64_t> threads, memory_budget_mib;
   std::string criterion = "msprobe";
   double abs_tol = 0, rel_tol = 0;
   std::vector<std::string> ignore;
@@ -50,6 +51,7 @@ Result<Params> Decode(const json& arguments) {
   for (size_t i = 0; r.ok() && i < p.user_code.size(); ++i) {
     if (p.user_code[i].empty()) r.Fail(r.Child("user_code") + "[" + std::to_string(i) + "]", "must not be empty");
   }
+  r.Optional("threads", p.threads).Optional("memory_budget_mib", p.memory_budget_mib);
   r.Optional("max_next", p.max_next).Optional("report_dir", p.report_dir).Optional("compare_table", p.compare_table);
   r.Optional("run_msprobe", p.run_msprobe).Optional("msprobe_python", p.msprobe_python);
   r.Optional("msprobe_pythonpath", p.msprobe_pythonpath).Optional("msprobe_timeout_s", p.msprobe_timeout_s);
@@ -61,7 +63,9 @@ Result<Params> Decode(const json& arguments) {
            "required (both dumps), unless compare_result names an msprobe compare result");
   }
   if (r.ok() && p.step && *p.step < 0) r.Fail(r.Child("step"), "must be >= 0");
-  if (r.ok() && p.rank < 0) r.Fail(r.Child("rank"), "must be >= 0");
+  if (r.ok() && p.rank && *p.rank < 0) r.Fail(r.Child("rank"), "must be >= 0");
+  if (r.ok() && p.threads && (*p.threads < 1 || *p.threads > 256)) r.Fail(r.Child("threads"), "must be between 1 and 256");
+  if (r.ok() && p.memory_budget_mib && *p.memory_budget_mib < 1) r.Fail(r.Child("memory_budget_mib"), "must be >= 1");
   if (r.ok() && (p.abs_tol < 0 || p.rel_tol < 0)) r.Fail(r.Child(p.abs_tol < 0 ? "abs_tol" : "rel_tol"), "must be >= 0");
   if (r.ok() && p.criterion == "tolerance" && p.abs_tol == 0 && p.rel_tol == 0) {
     r.Fail(r.Child("criterion"), "\"tolerance\" needs abs_tol or rel_tol (or use \"bitwise\")");
@@ -89,7 +93,8 @@ std::string Summary(const json& out) {
     return "No divergent API: " + out["explanation"].get<std::string>() + ".";
   }
   const json& first = out["first_divergence"];
-  std::string s = "First divergent API: " + first["api"].get<std::string>() + " (" + first["verdict"].get<std::string>() +
+  std::string s = out.contains("scan") ? "Dump tree: " + out["scan"]["explanation"].get<std::string>() + ". " : "";
+  s += "First divergent API: " + first["api"].get<std::string>() + " (" + first["verdict"].get<std::string>() +
                   "): " + first["explanation"].get<std::string>() + ".";
   if (first["user_frame"].is_object()) {
     s += " User code: " + first["user_frame"]["file"].get<std::string>() + ":" +
@@ -113,7 +118,7 @@ msprobe::AnalyzeOptions ToOptions(const Params& p, const fs::path& out_dir, mcp:
   if (p.candidate_dump) o.candidate_dump = fs::path(*p.candidate_dump);
   if (p.compare_result) o.compare_result = fs::path(*p.compare_result);
   if (p.step) o.step = static_cast<int>(*p.step);
-  o.rank = static_cast<int>(p.rank);
+  if (p.rank) o.rank = static_cast<int>(*p.rank);
   o.compare.fuzzy = p.fuzzy_match;
   o.compare.require_same_shape = p.require_same_shape;
   o.criteria.mode = p.criterion == "bitwise"     ? msprobe::DiffCriteria::Mode::kBitwise
@@ -181,7 +186,14 @@ mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
   if (Status s = AuthorizeInputs(p, report_dir, ctx); !s.ok()) return mcp::ToolResult::Error(s);
   ctx.Progress(0, 2, "reading and comparing the dumps");
   auto started = std::chrono::steady_clock::now();
-  auto result = msprobe::AnalyzeFirstDiff(ToOptions(p, out_dir, ctx));
+  // A dump tree without step and rank: every (step, rank) pair, the first to diverge answered.
+  const bool tree = !p.compare_result && !p.run_msprobe && !p.step && !p.rank &&
+                    msprobe::IsDumpTree(*p.baseline_dump, *p.candidate_dump);
+  msprobe::ScanOptions scan;
+  if (p.threads) scan.threads = static_cast<size_t>(*p.threads);
+  if (p.memory_budget_mib) scan.memory_budget = static_cast<uint64_t>(*p.memory_budget_mib) << 20;
+  auto result = tree ? msprobe::AnalyzeDumpTree(ToOptions(p, out_dir, ctx), scan)
+                     : msprobe::AnalyzeFirstDiff(ToOptions(p, out_dir, ctx));
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   ledger::Entry entry;
@@ -230,7 +242,8 @@ mcp::Tool MakeMsprobeFirstDiffTool() {
   tool.spec.title = "First divergent operator from msprobe dumps";
   tool.spec.description =
       "Reads two msprobe dump trees (dump.json, stack.json, construct.json; statistics, md5 or tensor mode) for one "
-      "rank and step, or an existing msprobe compare result (CSV/XLSX), matches them as msprobe compare does and "
+      "rank and step (or every (step, rank) pair of a dump tree, on a bounded pool: the first rank to diverge), or "
+      "an existing msprobe compare result (CSV/XLSX), matches them as msprobe compare does and "
       "walks the APIs in execution order to the first one whose output diverges. Says whether that API's inputs "
       "already differed (\"inputs equal, output differs\" names the operator itself), gives both sides' values, the "
       "next divergent APIs, the in-place CRC noise msprobe dumps carry, the call stack, the first user-code frame "

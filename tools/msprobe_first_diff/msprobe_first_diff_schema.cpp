@@ -11,8 +11,10 @@ json MsprobeFirstDiffInputSchema() {
     "baseline_dump": {"type": "string", "description": "Baseline msprobe dump: the dump root (step*/), a step folder (rank*/), a rank folder or its dump.json. msprobe's golden side (-gp)."},
     "candidate_dump": {"type": "string", "description": "Candidate dump, same forms. msprobe's target side (-tp)."},
     "compare_result": {"type": "string", "description": "Instead of the dumps: an existing msprobe compare result (.csv, or .xlsx from --xlsx), candidate as target."},
-    "step": {"type": "integer", "minimum": 0, "description": "Step folder to use (default: the lowest present)."},
-    "rank": {"type": "integer", "minimum": 0, "default": 0, "description": "Rank folder to use (default 0, or the unnumbered 'rank')."},
+    "step": {"type": "integer", "minimum": 0, "description": "Step folder to use. Without step and rank, a dump root (step*/rank*/) or step folder (rank*/) holding several pairs is compared whole: every (step, rank) pair present on both sides; the answer is the first pair to diverge (earliest step, then the rank whose first divergent API comes first in execution order), with a summary per pair (scan.per_rank) and the step x layer heatmap's data (scan.heatmap). With rank only: the lowest step."},
+    "rank": {"type": "integer", "minimum": 0, "description": "Rank folder to use (with step only: rank 0, or the unnumbered 'rank')."},
+    "threads": {"type": "integer", "minimum": 1, "maximum": 256, "description": "Dump tree: (step, rank) pairs compared at once (default: half the hardware threads, at least 1)."},
+    "memory_budget_mib": {"type": "integer", "minimum": 1, "description": "Dump tree: MiB of dump.json files in flight at once (default: a quarter of physical memory); a pair larger than the budget runs alone."},
     "criterion": {"type": "string", "enum": ["msprobe", "bitwise", "tolerance"], "default": "msprobe", "description": "When a row diverges: msprobe (default): any difference the dump shows, each divergent row saying whether msprobe's own pass/warning/error rules would pass it; bitwise: any difference; tolerance: beyond abs_tol + rel_tol*|baseline|. In md5 mode, CRC differences msprobe computed after a later in-place op changed the tensor are noise under every criterion."},
     "abs_tol": {"type": "number", "minimum": 0, "default": 0},
     "rel_tol": {"type": "number", "minimum": 0, "default": 0},
@@ -70,6 +72,7 @@ json MsprobeFirstDiffOutputSchema() {
     "first_any_difference": {"type": ["string", "null"]},
     "counts": {"type": "object"},
     "compare_table": {"type": ["string", "null"]},
+    "scan": {"type": "object", "description": "Dump tree only: pairs, first, tied_ranks, explanation, per_rank, heatmap."},
     "hunt_json": {"type": ["string", "null"]},
     "ledger_entry": {"type": ["string", "null"]}
   }

@@ -1,0 +1,121 @@
+#include "domain/msprobe/module_heat.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+namespace parity::msprobe {
+
+namespace {
+
+bool IsModuleForward(std::string_view name) {
+  return name.rfind("Module.", 0) == 0 && name.find(".forward") != std::string_view::npos;
+}
+
+// "Module.layers.0.ffn.FFN.forward.3" -> "layers.0.ffn.FFN" (the call counter and the
+// direction dropped: every call of the module is one row).
+std::string ModuleKey(std::string_view name) {
+  std::string_view s = name.substr(7);
+  for (std::string_view tail : {".forward", ".backward", ".parameters_grad"}) {
+    size_t at = s.rfind(tail);
+    if (at != std::string_view::npos) return std::string(s.substr(0, at));
+  }
+  return std::string(s);
+}
+
+std::string CallSiteKey(std::string_view entry, const StackIndex* stacks, const std::vector<std::string>& user_code) {
+  const std::vector<std::string>* frames = stacks ? stacks->Find(entry) : nullptr;
+  if (!frames) return "";
+  for (const std::string& raw : *frames) {
+    auto frame = ParseFrame(raw);
+    if (!frame || !IsUserFrame(*frame, user_code)) continue;
+    size_t slash = frame->file.rfind('/');
+    return frame->file.substr(slash == std::string::npos ? 0 : slash + 1) + ":" + std::to_string(frame->line) + " " +
+           frame->function;
+  }
+  return "";
+}
+
+double RowDifference(const CompareTable& table, const CompareRow& r) {
+  const Row* b = table.BenchRow(r);
+  if (!b) return 1;
+  if (table.Identical(r)) return 0;
+  const Row& n = table.NpuRow(r);
+  if (table.mode == DumpMode::kMd5 || !table.SameText(n.dtype, b->dtype) || !table.SameText(n.shape, b->shape)) {
+    return 1;
+  }
+  // Max, Min and Mean against the tensor's range (max |Max|, |Min| of both sides), Norm
+  // against the larger norm: the largest of the four.
+  auto number = [](const Row& row, int s) -> std::optional<double> {
+    if (row.stat_kind(s) != StatValue::Kind::kNumber) return std::nullopt;
+    return row.values[s];
+  };
+  double range = 0, largest = -1;
+  for (const Row* side : {&n, b}) {
+    for (int s : {0, 1}) {
+      if (auto v = number(*side, s); v && std::isfinite(*v)) range = std::max(range, std::fabs(*v));
+    }
+  }
+  for (int s = 0; s < 4; ++s) {
+    auto x = number(n, s), y = number(*b, s);
+    if (!x || !y) continue;
+    if (!std::isfinite(*x) || !std::isfinite(*y)) {
+      largest = std::max(largest, *x == *y || (std::isnan(*x) && std::isnan(*y)) ? 0.0 : 1.0);
+      continue;
+    }
+    double scale = s == 3 ? std::max(std::fabs(*x), std::fabs(*y)) : range;
+    largest = std::max(largest, scale == 0 ? 0.0 : std::min(1.0, std::fabs(*x - *y) / scale));
+  }
+  if (largest >= 0) return largest;
+  return 1;  // differs, and no number to say by how much
+}
+
+}  // namespace
+
+HeatColumn LayerHeat(const CompareTable& table, const StackIndex* stacks, const std::vector<std::string>& user_code) {
+  HeatColumn column;
+  const Dump& npu = *table.npu;
+  bool modules = false;
+  for (size_t e = 0; e < npu.entries.size() && !modules; ++e) modules = IsModuleForward(npu.entries[e].name);
+  column.kind = modules ? "module" : "call_site";
+  std::unordered_map<std::string, size_t> index;
+  uint32_t entry = UINT32_MAX;
+  HeatRow* current = nullptr;
+  for (const CompareRow& r : table.rows) {
+    const Row& n = table.NpuRow(r);
+    if (n.entry != entry) {
+      entry = n.entry;
+      std::string_view name = npu.entries[entry].name;
+      std::string key;
+      if (modules ? IsModuleForward(name) : name.find(".forward") != std::string_view::npos) {
+        key = modules ? ModuleKey(name) : CallSiteKey(name, stacks, user_code);
+      }
+      current = nullptr;
+      if (!key.empty()) {
+        auto [it, fresh] = index.try_emplace(key, column.rows.size());
+        if (fresh) column.rows.push_back({key, 0, false});
+        current = &column.rows[it->second];
+      }
+    }
+    if (!current || n.state != RowState::kOutput) continue;
+    current->value = std::max(current->value, RowDifference(table, r));
+    current->differs |= !table.Identical(r);
+  }
+  return column;
+}
+
+std::string HeatKeyOf(std::string_view entry, const std::string& kind,
+                      const std::unordered_map<std::string, std::string>& parents, const StackIndex* stacks,
+                      const std::vector<std::string>& user_code) {
+  if (kind == "call_site") return CallSiteKey(entry, stacks, user_code);
+  std::string current(entry);
+  for (int depth = 0; depth < 64; ++depth) {
+    if (current.rfind("Module.", 0) == 0) return ModuleKey(current);
+    auto it = parents.find(current);
+    if (it == parents.end() || it->second.empty()) break;
+    current = it->second;
+  }
+  return "";
+}
+
+}  // namespace parity::msprobe
