@@ -43,7 +43,7 @@ class Bisect {
       : c_(c), o_(o), run_(r), obs_(obs), git_(c.repo) {}
 
   Result<BisectOutcome> Run() {
-    obs_.Step(1, 4, "the history and the uncommitted files");
+    obs_.Step(1, 4, "the history, the uncommitted files and the environment");
     PARITY_ASSIGN_OR_RETURN(std::vector<HistoryCommit> history, History());
     PARITY_ASSIGN_OR_RETURN(MatrixEntry entry, Entry());
     out_.case_name = entry.name;
@@ -153,6 +153,22 @@ class Bisect {
       if (cls == "C") Warn(path + " is class C (candidate-only uncommitted code): it belongs to no commit, so no probe has it");
     }
     prober_->SetUncommittedClasses(chosen);
+    return Environment();
+  }
+
+  // As the premerge's step 1: anomalies stop the bisect unless the user accepted them.
+  Status Environment() {
+    auto env = run_.Call("probe_env", {{"report_dir", c_.report_dir.string()}});
+    if (!env.ok()) return std::move(env).take_status().Context("probe_env");
+    const json anomalies = (*env).value("anomalies", json::array());
+    for (const auto& a : anomalies) Warn("environment anomaly " + a.value("code", "?") + ": " + a.value("message", ""));
+    if (!anomalies.empty() && !c_.confirm.environment_anomalies && !o_.assume_yes) {
+      return FailedPrecondition(std::to_string(anomalies.size()) + " environment anomal" +
+                                (anomalies.size() == 1 ? "y needs" : "ies need") + " the user's confirmation, and the "
+                                "config does not give it; nothing was trained")
+          .WithHint("set confirm.environment_anomalies to true once the user has judged them, or run with --yes")
+          .WithEvidence("found", anomalies.dump(2));
+    }
     return Status::Ok();
   }
 

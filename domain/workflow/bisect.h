@@ -5,7 +5,8 @@
 //
 //   1. the first-parent history good..bad (bisect_git.h); the uncommitted files' classes
 //      (confirm.classes or --yes, as the premerge asks): class B is copied into every
-//      probe, class C (candidate-only uncommitted code) belongs to no commit and is left out
+//      probe, class C (candidate-only uncommitted code) belongs to no commit and is left out;
+//      probe_env's anomalies need confirm.environment_anomalies (or --yes)
 //   2. the good commit once, in <report_dir>/good/: the initial checkpoint (gen_ckpt) and
 //      its training; every probe loads that checkpoint and is compared with that run
 //   3. the search (bisect_search.h): each probe in <report_dir>/probes/<NN>-<commit>/, its
