@@ -37,6 +37,19 @@ size_t CeilLog2(size_t n) {
   return k;
 }
 
+// The hunt's steps shown as sub-steps of the bisect's last one ("4/4 hunt 3/7: ...").
+class HuntSteps : public PipelineObserver {
+ public:
+  explicit HuntSteps(PipelineObserver& outer) : outer_(outer) {}
+  void Step(size_t index, size_t total, std::string_view title) override {
+    outer_.Step(4, 4, "hunt " + std::to_string(index) + "/" + std::to_string(total) + ": " + std::string(title));
+  }
+  void Note(std::string_view line) override { outer_.Note(line); }
+
+ private:
+  PipelineObserver& outer_;
+};
+
 class Bisect {
  public:
   Bisect(const PremergeConfig& c, const BisectOptions& o, StepRunner& r, PipelineObserver& obs)
@@ -313,7 +326,8 @@ class Bisect {
     ho.keep_worktrees = o_.keep_worktrees;
     ho.language = c_.language;
     ho.cancel = o_.cancel;
-    auto hunt = RunHunt(hc, ho, run_, obs_);
+    HuntSteps steps(obs_);
+    auto hunt = RunHunt(hc, ho, run_, steps);
     if (!hunt.ok()) {
       out_.hunt_skipped = "the hunt stopped: " + hunt.status().ToString();
       Warn(out_.hunt_skipped);
