@@ -1,5 +1,6 @@
 #include "domain/workflow/bisect_probe.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "domain/run/jobs.h"
@@ -52,11 +53,15 @@ Result<BisectProber::Worktrees> BisectProber::Prepare(const std::string& commit,
   for (const auto& f : diff["diff"]["files"]) {
     std::string path = f["path"];
     auto it = uncommitted_.find(path);
-    if (it != uncommitted_.end()) {
-      classes[path] = it->second == "C" ? "ignore" : it->second;
-    } else {
-      classes[path] = f["proposed"];
-    }
+    std::string cls = f["proposed"];
+    if (it != uncommitted_.end()) cls = it->second == "C" ? "ignore" : it->second;
+    // A file committed in the whole range and also modified (answered A there) is only
+    // uncommitted in a probe before that commit: there its uncommitted change is left out; a
+    // class a file cannot have in this probe's diff falls back to ignore, else the proposal.
+    const json allowed = f.value("allowed", json::array());
+    auto is_allowed = [&](const std::string& c) { return std::find(allowed.begin(), allowed.end(), c) != allowed.end(); };
+    if (!is_allowed(cls)) cls = is_allowed("ignore") ? "ignore" : f["proposed"].get<std::string>();
+    classes[path] = cls;
   }
   const std::string base = top_.filename().empty() ? top_.parent_path().string() : top_.string();
   args = {{"action", "prepare"}, {"repo", top_.string()}, {"baseline", good_commit_}, {"candidate", commit},

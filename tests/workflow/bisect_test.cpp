@@ -9,6 +9,10 @@
 #include <map>
 #include <vector>
 
+#include "domain/workflow/bisect.h"
+#include "tests/common/git_cli.h"
+#include "tests/common/temp_dir.h"
+
 namespace parity::workflow {
 namespace {
 
@@ -144,6 +148,113 @@ TEST(BisectSearch, ARestoredChangeIsNamedNotHidden) {
   auto pairs = s.NonMonotonic();
   ASSERT_EQ(pairs.size(), 1u);
   EXPECT_EQ(pairs[0], (std::pair<size_t, size_t>{4, 8}));
+}
+
+// The pipeline's refusals and stops over a scripted StepRunner (every call recorded) on a
+// real git repository: what is refused before anything runs, and what stops the bisect
+// instead of being taken for a commit that does not run.
+class ScriptedRunner : public StepRunner {
+ public:
+  std::vector<std::string> calls;  // "tool action"
+  nlohmann::json uncommitted = nlohmann::json::array();
+  bool refuse_wait = false;
+  Result<nlohmann::json> Call(const std::string& tool, const nlohmann::json& a) override {
+    std::string action = a.value("action", a.value("phase", ""));
+    calls.push_back(tool + " " + action);
+    if (tool == "audit_workspace" && action == "diff") return nlohmann::json{{"diff", {{"files", uncommitted}}}};
+    if (tool == "audit_workspace" && action == "prepare") {
+      return nlohmann::json{{"prepare", {{"baseline_worktree", {{"path", a["baseline_path"]}}},
+                                         {"candidate_worktree", {{"path", a["candidate_path"]}}}}}};
+    }
+    if (tool == "audit_workspace") return nlohmann::json{{"cleanup", {{"removed", a["paths"]}}}};
+    if (tool == "probe_env") return nlohmann::json{{"anomalies", nlohmann::json::array()}};
+    if (tool == "parse_log") return nlohmann::json{{"files", {{{"path", a["paths"][0]}, {"errors_total", 0}}}}};
+    if (tool == "run_training" && action == "wait") {
+      if (refuse_wait) return FailedPrecondition("refused by the user's policy: the training command is not allowed");
+      return nlohmann::json{{"job", {{"id", a["job_id"]}, {"status", "ok"}, {"log_path", "/nonexistent/probe.log"}}}};
+    }
+    if (tool == "run_training") {
+      return nlohmann::json{{"job", {{"id", "job-" + std::to_string(calls.size())}, {"status", "running"},
+                                     {"log_path", "/nonexistent/good.log"}, {"checkpoint", "/nonexistent/ckpt"}}}};
+    }
+    return Internal("unexpected tool " + tool);
+  }
+};
+
+class Quiet : public PipelineObserver {
+ public:
+  void Step(size_t, size_t, std::string_view) override {}
+  void Note(std::string_view) override {}
+};
+
+struct Repo {
+  testing_support::TempDir dir{"parity-bisect"};
+  std::filesystem::path path = dir.path() / "repo";
+  Repo() {
+    std::filesystem::create_directories(path);
+    testing_support::Git(path, {"init", "-q", "-b", "main"});
+    for (int i = 0; i < 4; ++i) {
+      testing_support::WriteFile(path / "f.txt", std::to_string(i) + "\n");
+      testing_support::Git(path, {"add", "-A"});
+      testing_support::Git(path, {"commit", "-q", "-m", "c" + std::to_string(i)});
+    }
+    testing_support::Git(path, {"checkout", "-q", "-b", "side", "HEAD~2"});
+    testing_support::WriteFile(path / "g.txt", "side\n");
+    testing_support::Git(path, {"add", "-A"});
+    testing_support::Git(path, {"commit", "-q", "-m", "side"});
+    testing_support::Git(path, {"checkout", "-q", "main"});
+  }
+  PremergeConfig Config() const {
+    PremergeConfig c;
+    c.repo = path;
+    c.report_dir = dir.path() / "report";
+    c.baseline = "main~3";
+    c.candidate = "main";
+    c.configs = {{"toy_small", {}}};
+    c.tensorboard = false;
+    return c;
+  }
+};
+
+TEST(BisectPipeline, AGoodCommitThatIsNotAnAncestorIsRefusedBeforeAnyTool) {
+  Repo repo;
+  ScriptedRunner runner;
+  Quiet quiet;
+  BisectOptions o;
+  o.good = "side";
+  auto out = RunBisect(repo.Config(), o, runner, quiet);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().kind(), ErrorKind::kFailedPrecondition);
+  EXPECT_NE(out.status().message().find("is not an ancestor"), std::string::npos) << out.status().ToString();
+  EXPECT_TRUE(runner.calls.empty());
+  EXPECT_EQ(BisectExitCode(out), 2);
+}
+
+TEST(BisectPipeline, UnconfirmedUncommittedFilesStopBeforeAnythingIsCreated) {
+  Repo repo;
+  ScriptedRunner runner;
+  runner.uncommitted = {{{"path", "scripts/run.sh"}, {"origin", "uncommitted"}, {"proposed", "B"},
+                         {"reason", "launcher"}, {"allowed", {"B", "C", "ignore"}}}};
+  Quiet quiet;
+  auto out = RunBisect(repo.Config(), BisectOptions{}, runner, quiet);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().kind(), ErrorKind::kFailedPrecondition);
+  EXPECT_NE(out.status().ToString().find("scripts/run.sh"), std::string::npos) << out.status().ToString();
+  EXPECT_EQ(runner.calls, (std::vector<std::string>{"audit_workspace diff"}));
+}
+
+TEST(BisectPipeline, ARefusedTrainingStopsTheBisectAndIsNotASkip) {
+  Repo repo;
+  ScriptedRunner runner;
+  runner.refuse_wait = true;
+  Quiet quiet;
+  auto out = RunBisect(repo.Config(), BisectOptions{}, runner, quiet);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("refused by the user's policy"), std::string::npos) << out.status().ToString();
+  // The probe's worktrees are removed on the way out; nothing was judged.
+  ASSERT_FALSE(runner.calls.empty());
+  EXPECT_EQ(runner.calls.back(), "audit_workspace cleanup");
+  EXPECT_FALSE(std::filesystem::exists(repo.dir.path() / "report" / "bisect.json"));
 }
 
 }  // namespace
