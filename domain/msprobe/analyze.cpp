@@ -6,6 +6,7 @@
 
 #include "domain/msprobe/align.h"
 #include "domain/msprobe/analyze_load.h"
+#include "domain/msprobe/module_heat.h"
 #include "domain/msprobe/compare_csv.h"
 #include "domain/msprobe/dump_tree.h"
 #include "domain/msprobe/stack.h"
@@ -419,6 +420,20 @@ Result<json> AnalyzeFirstDiff(const AnalyzeOptions& options) {
   if (options.scan.is_object()) {
     out["scan"] = options.scan;
     out["explanation"] = options.scan.value("explanation", "") + ": " + out["explanation"].get<std::string>();
+  }
+  if (options.scan.is_object() && options.scan.contains("heatmap")) {  // every pair's column
+    out["heatmap"] = options.scan["heatmap"];
+    out["scan"].erase("heatmap");
+  } else if (loaded.table) {  // this pair's column
+    const CompareTable& walked = loaded.aligned_table ? *loaded.aligned_table : *loaded.table;
+    const StackIndex* stacks = loaded.stacks ? &*loaded.stacks : nullptr;
+    auto number = [&](const char* key) -> std::optional<int> {
+      const json& v = loaded.source["candidate"][key];
+      return v.is_number_integer() ? std::optional<int>(v.get<int>()) : std::nullopt;
+    };
+    std::string_view first = diff.entry ? loaded.input.entries[*diff.entry] : std::string_view();
+    HeatPair pair{number("step"), number("rank"), LayerHeat(walked, stacks, options.locate.user_code, loaded.parents, first)};
+    out["heatmap"] = HeatmapJson({pair}, diff.entry ? std::optional<size_t>(0) : std::nullopt);
   }
 
   if (options.on_answer) options.on_answer(out);

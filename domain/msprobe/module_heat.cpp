@@ -72,24 +72,31 @@ double RowDifference(const CompareTable& table, const CompareRow& r) {
 
 }  // namespace
 
-HeatColumn LayerHeat(const CompareTable& table, const StackIndex* stacks, const std::vector<std::string>& user_code) {
+HeatColumn LayerHeat(const CompareTable& table, const StackIndex* stacks, const std::vector<std::string>& user_code,
+                     const std::unordered_map<std::string, std::string>& parents, std::string_view first_entry) {
   HeatColumn column;
   const Dump& npu = *table.npu;
   bool modules = false;
   for (size_t e = 0; e < npu.entries.size() && !modules; ++e) modules = IsModuleForward(npu.entries[e].name);
   column.kind = modules ? "module" : "call_site";
-  std::unordered_map<std::string, size_t> index;
+  std::unordered_map<std::string, size_t> index, calls;  // row by key; call_site: calls per line so far
   uint32_t entry = UINT32_MAX;
   HeatRow* current = nullptr;
+  bool backward = false;  // call_site: past the forward pass (the optimizer's APIs are no layer)
   for (const CompareRow& r : table.rows) {
     const Row& n = table.NpuRow(r);
     if (n.entry != entry) {
       entry = n.entry;
       std::string_view name = npu.entries[entry].name;
+      backward |= name.find(".backward") != std::string_view::npos;
       std::string key;
-      if (modules ? IsModuleForward(name) : name.find(".forward") != std::string_view::npos) {
-        key = modules ? ModuleKey(name) : CallSiteKey(name, stacks, user_code);
+      if (modules && IsModuleForward(name)) {
+        key = ModuleKey(name);
+      } else if (!modules && !backward && name.find(".forward") != std::string_view::npos) {
+        key = CallSiteKey(name, stacks, user_code);
+        if (!key.empty()) key += " #" + std::to_string(++calls[key]);
       }
+      if (!modules && name == first_entry) column.first_key = key;
       current = nullptr;
       if (!key.empty()) {
         auto [it, fresh] = index.try_emplace(key, column.rows.size());
@@ -101,21 +108,59 @@ HeatColumn LayerHeat(const CompareTable& table, const StackIndex* stacks, const 
     current->value = std::max(current->value, RowDifference(table, r));
     current->differs |= !table.Identical(r);
   }
+  if (modules && !first_entry.empty()) {
+    std::string at(first_entry);
+    for (int depth = 0; depth < 64; ++depth) {
+      if (at.rfind("Module.", 0) == 0) {
+        column.first_key = ModuleKey(at);
+        break;
+      }
+      auto it = parents.find(at);
+      if (it == parents.end() || it->second.empty()) break;
+      at = it->second;
+    }
+  }
   return column;
 }
 
-std::string HeatKeyOf(std::string_view entry, const std::string& kind,
-                      const std::unordered_map<std::string, std::string>& parents, const StackIndex* stacks,
-                      const std::vector<std::string>& user_code) {
-  if (kind == "call_site") return CallSiteKey(entry, stacks, user_code);
-  std::string current(entry);
-  for (int depth = 0; depth < 64; ++depth) {
-    if (current.rfind("Module.", 0) == 0) return ModuleKey(current);
-    auto it = parents.find(current);
-    if (it == parents.end() || it->second.empty()) break;
-    current = it->second;
+nlohmann::json HeatmapJson(const std::vector<HeatPair>& pairs, std::optional<size_t> first_pair) {
+  using json = nlohmann::json;
+  json rows = json::array(), columns = json::array(), values = json::array();
+  std::unordered_map<std::string, size_t> row_of;
+  bool one_step = true, one_rank = true;
+  for (const HeatPair& p : pairs) {
+    one_step &= p.step == pairs.front().step;
+    one_rank &= p.rank == pairs.front().rank;
+    for (const HeatRow& h : p.column.rows) {
+      if (row_of.emplace(h.key, rows.size()).second) rows.push_back(h.key);
+    }
   }
-  return "";
+  for (size_t r = 0; r < rows.size(); ++r) values.push_back(json::array());
+  auto name = [](const char* what, const std::optional<int>& n) { return n ? what + std::to_string(*n) : std::string(); };
+  for (const HeatPair& p : pairs) {
+    std::string step = name("step", p.step), rank = name("rank", p.rank);
+    std::string label = one_rank && !step.empty() ? step
+                        : one_step && !rank.empty() ? rank
+                                                    : step + (step.empty() || rank.empty() ? "" : "/") + rank;
+    columns.push_back({{"step", p.step ? json(*p.step) : json(nullptr)},
+                       {"rank", p.rank ? json(*p.rank) : json(nullptr)},
+                       {"label", label}});
+    std::vector<json> column(rows.size(), json(nullptr));
+    for (const HeatRow& h : p.column.rows) column[row_of[h.key]] = h.value;
+    for (size_t r = 0; r < rows.size(); ++r) values[r].push_back(column[r]);
+  }
+  json first_cell = nullptr;
+  if (first_pair && *first_pair < pairs.size()) {
+    auto it = row_of.find(pairs[*first_pair].column.first_key);
+    if (it != row_of.end()) first_cell = {{"row", it->second}, {"column", *first_pair}};
+  }
+  return {{"kind", pairs.empty() ? "module" : pairs.front().column.kind},
+          {"value", "largest relative difference of the layer's forward outputs, from msprobe's statistics (Max, Min, "
+                    "Mean over the tensor's range, Norm over the larger norm), in [0, 1]"},
+          {"rows", rows},
+          {"columns", columns},
+          {"values", values},
+          {"first_cell", first_cell}};
 }
 
 }  // namespace parity::msprobe

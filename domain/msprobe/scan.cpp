@@ -30,7 +30,7 @@ struct Pair {
 struct PairResult {
   Status status = Status::Ok();
   bool found = false;
-  std::string api, verdict, heat_key;
+  std::string api, verdict;
   uint64_t position = 0;        // baseline calls before the first divergent API
   bool position_matched = false;  // the API has a baseline counterpart (else inserted before `position`)
   std::string position_api;     // the baseline call at `position`
@@ -67,12 +67,12 @@ PairResult RunPair(const AnalyzeOptions& base_options, const Pair& pair) {
   out.apis = diff.counts.entries;
   out.divergent_apis = diff.counts.divergent_entries;
   const StackIndex* stacks = loaded.stacks ? &*loaded.stacks : nullptr;
-  out.heat = LayerHeat(walked, stacks, o.locate.user_code);
+  std::string_view first_api = diff.entry ? loaded.input.entries[*diff.entry] : std::string_view();
+  out.heat = LayerHeat(walked, stacks, o.locate.user_code, loaded.parents, first_api);
   if (!diff.entry) return out;
   out.found = true;
-  out.api = std::string(loaded.input.entries[*diff.entry]);
+  out.api = std::string(first_api);
   out.verdict = diff.verdict;
-  out.heat_key = HeatKeyOf(out.api, out.heat.kind, loaded.parents, stacks, o.locate.user_code);
   size_t first = walked.rows.size();
   for (size_t r : diff.input_rows) first = std::min(first, r);
   for (size_t r : diff.output_rows) first = std::min(first, r);
@@ -267,31 +267,9 @@ Result<json> AnalyzeDumpTree(const AnalyzeOptions& options, const ScanOptions& s
     }
   }
 
-  // The heatmap: rows in execution order (first seen), one column per pair.
-  json rows = json::array(), columns = json::array(), values = json::array();
-  std::map<std::string, size_t> row_of;
-  std::string kind = results[0].heat.kind;
-  bool one_step = true, one_rank = true;
+  std::vector<HeatPair> heat;
   for (size_t i = 0; i < pairs.size(); ++i) {
-    one_step &= pairs[i].step == pairs[0].step;
-    one_rank &= pairs[i].rank == pairs[0].rank;
-    for (const HeatRow& h : results[i].heat.rows) {
-      if (row_of.emplace(h.key, rows.size()).second) rows.push_back(h.key);
-    }
-  }
-  for (size_t r = 0; r < rows.size(); ++r) values.push_back(json::array());
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    std::string label = one_rank ? StepName(pairs[i].step)
-                        : one_step ? "rank" + std::to_string(pairs[i].rank)
-                                   : StepName(pairs[i].step) + "/rank" + std::to_string(pairs[i].rank);
-    columns.push_back({{"step", pairs[i].step ? json(*pairs[i].step) : json(nullptr)}, {"rank", pairs[i].rank}, {"label", label}});
-    std::vector<json> column(rows.size(), json(nullptr));
-    for (const HeatRow& h : results[i].heat.rows) column[row_of[h.key]] = h.value;
-    for (size_t r = 0; r < rows.size(); ++r) values[r].push_back(column[r]);
-  }
-  json first_cell = nullptr;
-  if (chosen && row_of.count(results[pick].heat_key)) {
-    first_cell = {{"row", row_of[results[pick].heat_key]}, {"column", pick}};
+    heat.push_back({pairs[i].step, pairs[i].rank, std::move(results[i].heat)});
   }
   json out = {{"pairs", pairs.size()},
               {"divergent_pairs", divergent},
@@ -309,12 +287,7 @@ Result<json> AnalyzeDumpTree(const AnalyzeOptions& options, const ScanOptions& s
               {"per_rank", per_rank},
               {"steps_only_in_baseline", steps_baseline_only},
               {"steps_only_in_candidate", steps_candidate_only},
-              {"heatmap", {{"kind", kind},
-                           {"value", "relative difference of the forward output's L2 norm, |c - b| / max(|b|, |c|)"},
-                           {"rows", rows},
-                           {"columns", columns},
-                           {"values", values},
-                           {"first_cell", first_cell}}}};
+              {"heatmap", HeatmapJson(heat, chosen)}};
   AnalyzeOptions full = options;
   full.step = pairs[pick].step;
   full.rank = pairs[pick].rank;

@@ -170,7 +170,7 @@ TEST(MultiRank, BoundedPoolAndMemoryBudgetGiveTheSameAnswer) {
 TEST(MultiRank, HeatmapDataAgreesWithTheCompare) {
   auto hunt = AnalyzeDumpTree(TreeOptions(Fixture()), {});
   ASSERT_TRUE(hunt.ok()) << hunt.status().ToString();
-  const json& heat = (*hunt)["scan"]["heatmap"];
+  const json& heat = (*hunt)["heatmap"];
   EXPECT_EQ(heat["kind"], "module");
   ASSERT_EQ(heat["columns"].size(), 8u);
   const std::string ffn = "layers.0.feed_forward.ParallelFeedForward";

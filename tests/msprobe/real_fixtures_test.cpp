@@ -141,6 +141,42 @@ TEST(RealFixtures, TableOnRequestIsTheSynchronousTableByteForByte) {
   }
 }
 
+// One pair's column of the heatmap: modules at mix level, call sites at L1 (line 64 calls
+// fc1's linear first, then the GELU: "#2"); the changed GELU's
+// layer is the marked cell and differs, the layers before the GELU are equal.
+TEST(RealFixtures, HeatmapOfOnePairMarksTheGeluLayer) {
+  fs::path fixtures = MsprobeFixtures();
+  ASSERT_FALSE(fixtures.empty());
+  const std::pair<const char*, const char*> cases[] = {{"statistics_mix", "block.ffn.FFN"},
+                                                       {"statistics_L1", "train.py:64 forward #2"}};
+  for (const auto& [config, layer] : cases) {
+    SCOPED_TRACE(config);
+    TempDir out;
+    auto hunt = AnalyzeConfig(fixtures, config, out.path());
+    ASSERT_TRUE(hunt.ok()) << hunt.status().ToString();
+    const json& heat = (*hunt)["heatmap"];
+    EXPECT_EQ(heat["kind"], std::string(config) == "statistics_mix" ? "module" : "call_site");
+    ASSERT_EQ(heat["columns"].size(), 1u);
+    EXPECT_EQ(heat["columns"][0]["label"], "step0");
+    ASSERT_TRUE(heat["first_cell"].is_object()) << heat.dump(2);
+    const size_t row = heat["first_cell"]["row"];
+    EXPECT_EQ(heat["rows"][row], layer) << heat["rows"].dump();
+    EXPECT_GT(heat["values"][row][0].get<double>(), 0);
+    if (std::string(config) != "statistics_mix") continue;
+    // Modules are listed as they finish: the FFN's fc1 (before the GELU) and everything before
+    // it are equal, its fc2 (after the GELU) differs.
+    size_t fc1 = 0, fc2 = 0;
+    for (size_t r = 0; r < heat["rows"].size(); ++r) {
+      if (heat["rows"][r] == "block.ffn.fc1.Linear") fc1 = r;
+      if (heat["rows"][r] == "block.ffn.fc2.Linear") fc2 = r;
+    }
+    ASSERT_LT(fc1, fc2);
+    EXPECT_LT(fc2, row);
+    for (size_t r = 0; r <= fc1; ++r) EXPECT_EQ(heat["values"][r][0], 0.0) << heat["rows"][r];
+    EXPECT_GT(heat["values"][fc2][0].get<double>(), 0);
+  }
+}
+
 TEST(RealFixtures, StepOneAgreesToo) {
   fs::path fixtures = MsprobeFixtures();
   ASSERT_FALSE(fixtures.empty());

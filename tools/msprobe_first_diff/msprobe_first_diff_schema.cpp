@@ -11,7 +11,7 @@ json MsprobeFirstDiffInputSchema() {
     "baseline_dump": {"type": "string", "description": "Baseline msprobe dump: the dump root (step*/), a step folder (rank*/), a rank folder or its dump.json. msprobe's golden side (-gp)."},
     "candidate_dump": {"type": "string", "description": "Candidate dump, same forms. msprobe's target side (-tp)."},
     "compare_result": {"type": "string", "description": "Instead of the dumps: an existing msprobe compare result (.csv, or .xlsx from --xlsx), candidate as target."},
-    "step": {"type": "integer", "minimum": 0, "description": "Step folder to use. Without step and rank, a dump root (step*/rank*/) or step folder (rank*/) holding several pairs is compared whole: every (step, rank) pair present on both sides; the answer is the first pair to diverge (earliest step, then the rank whose first divergent API comes first in execution order), with a summary per pair (scan.per_rank) and the step x layer heatmap's data (scan.heatmap). With rank only: the lowest step."},
+    "step": {"type": "integer", "minimum": 0, "description": "Step folder to use. Without step and rank, a dump root (step*/rank*/) or step folder (rank*/) holding several pairs is compared whole: every (step, rank) pair present on both sides; the answer is the first pair to diverge (earliest step, then the rank whose first divergent API comes first in execution order), with a summary per pair (scan.per_rank) and a column per pair in the step x layer heatmap's data (heatmap). With rank only: the lowest step."},
     "rank": {"type": "integer", "minimum": 0, "description": "Rank folder to use (with step only: rank 0, or the unnumbered 'rank')."},
     "threads": {"type": "integer", "minimum": 1, "maximum": 256, "description": "Dump tree: (step, rank) pairs compared at once (default: half the hardware threads, at least 1)."},
     "memory_budget_mib": {"type": "integer", "minimum": 1, "description": "Dump tree: MiB of dump.json files in flight at once (default: a quarter of physical memory); a pair larger than the budget runs alone."},
@@ -72,7 +72,8 @@ json MsprobeFirstDiffOutputSchema() {
     "first_any_difference": {"type": ["string", "null"]},
     "counts": {"type": "object"},
     "compare_table": {"type": ["string", "null"]},
-    "scan": {"type": "object", "description": "Dump tree only: pairs, first, tied_ranks, explanation, per_rank, heatmap."},
+    "scan": {"type": "object", "description": "Dump tree only: pairs, first, tied_ranks, explanation, per_rank."},
+    "heatmap": {"type": "object", "description": "The step x layer heatmap's data: kind, rows, columns, values[row][column], first_cell."},
     "hunt_json": {"type": ["string", "null"]},
     "ledger_entry": {"type": ["string", "null"]}
   }
