@@ -100,31 +100,37 @@ json BisectProber::TrainArgs(const std::string& phase, const std::string& side, 
   return args;
 }
 
-Result<std::string> BisectProber::MetricsFile(const json& job, const std::string& side, const fs::path& dir) {
+Result<BisectProber::Metrics> BisectProber::MetricsFile(const json& job, const std::string& side, const fs::path& dir) {
   std::string log = job.value("log_path", "");
   if (log.empty()) log = (dir / job.value("log", "")).string();
-  PARITY_RETURN_IF_ERROR(CheckLog(log));
-  if (!config_.tensorboard) return log;
-  PARITY_ASSIGN_OR_RETURN(fs::path events, NewestEventFile(dir / "tb" / (side + "_" + entry_.name)));
-  return events.string();
+  PARITY_ASSIGN_OR_RETURN(std::optional<Status> bad_log, CheckLog(log));
+  if (bad_log) return Metrics{"", std::move(bad_log)};
+  if (!config_.tensorboard) return Metrics{log, std::nullopt};
+  auto events = NewestEventFile(dir / "tb" / (side + "_" + entry_.name));
+  if (!events.ok()) return Metrics{"", events.status()};
+  return Metrics{events->string(), std::nullopt};
 }
 
-// The premerge's step 5b: a log holding error lines is no run to compare.
-Status BisectProber::CheckLog(const std::string& log) {
+// The premerge's step 5b: a log holding error lines is no run to compare (the inner
+// status); parse_log itself failing is an error.
+Result<std::optional<Status>> BisectProber::CheckLog(const std::string& log) {
   PARITY_ASSIGN_OR_RETURN(json parsed, Call("parse_log", {{"paths", {log}}}, fs::path()));
   for (const auto& f : parsed.value("files", json::array())) {
     if (f.value("errors_total", 0) > 0) {
-      return FailedPrecondition(log + " holds " + std::to_string(f.value("errors_total", 0)) + " error line(s)")
-          .WithEvidence("errors", f.value("errors", json::array()).dump(2));
+      return std::optional<Status>(FailedPrecondition(log + " holds " + std::to_string(f.value("errors_total", 0)) +
+                                                      " error line(s)")
+                                       .WithEvidence("errors", f.value("errors", json::array()).dump(2)));
     }
   }
-  return Status::Ok();
+  return std::optional<Status>();
 }
 
 void BisectProber::Cleanup(const Worktrees& wt, const fs::path& dir, std::vector<std::string>& warnings) {
   if (keep_) return;
-  json args = {{"action", "cleanup"}, {"repo", top_.string()}, {"paths", {wt.baseline, wt.candidate}}, {"force", true}};
-  auto done = Call("audit_workspace", args, dir);
+  // Not through Call: the worktrees go even when the bisect was cancelled.
+  json args = {{"action", "cleanup"}, {"repo", top_.string()}, {"paths", {wt.baseline, wt.candidate}}, {"force", true},
+               {"report_dir", dir.string()}};
+  auto done = run_.Call("audit_workspace", args);
   if (!done.ok()) warnings.push_back("the worktrees " + wt.candidate + " were not removed: " + done.status().ToString());
 }
 
@@ -141,7 +147,9 @@ Status BisectProber::RunGood(const std::string& good_commit) {
     if (checkpoint_.empty()) checkpoint_ = (dir / ("initial_ckpt_" + entry_.name)).string();
     PARITY_ASSIGN_OR_RETURN(json run, Call("run_training", TrainArgs("train", "baseline", wt.baseline, dir), dir));
     ++trainings_;
-    PARITY_ASSIGN_OR_RETURN(good_metrics_, MetricsFile(run["job"], "baseline", dir));
+    PARITY_ASSIGN_OR_RETURN(Metrics metrics, MetricsFile(run["job"], "baseline", dir));
+    if (metrics.unusable) return *metrics.unusable;
+    good_metrics_ = metrics.file;
     return Status::Ok();
   };
   Status s = body();
@@ -165,13 +173,27 @@ Result<std::vector<ProbeResult>> BisectProber::Probe(const std::vector<ProbeRequ
       if (!slots[i].wt.candidate.empty()) Cleanup(slots[i].wt, out[i].report_dir, out[i].warnings);
     }
   };
+  // A stop: the batch's trainings still running are cancelled, its worktrees removed, and
+  // what could not be undone is named in the error.
+  auto stop = [&](Status s) -> Status {
+    for (size_t i = 0; i < slots.size(); ++i) {
+      if (slots[i].job_id.empty() || slots[i].job.value("status", "") != "running") continue;
+      auto cancelled = run_.Call("run_training", {{"action", "cancel"}, {"job_id", slots[i].job_id},
+                                                  {"report_dir", out[i].report_dir.string()}});
+      if (!cancelled.ok()) out[i].warnings.push_back("job " + slots[i].job_id + " not cancelled: " + cancelled.status().message());
+    }
+    cleanup_all();
+    std::string left;
+    for (const auto& r : out) {
+      for (const auto& w : r.warnings) left += w + "\n";
+    }
+    if (!left.empty()) s.WithEvidence("not_undone", left);
+    return s;
+  };
   for (size_t i = 0; i < batch.size(); ++i) {
     out[i].report_dir = config_.report_dir / "probes" / batch[i].label;
     auto wt = Prepare(batch[i].commit, batch[i].label, out[i].report_dir);
-    if (!wt.ok()) {
-      cleanup_all();
-      return std::move(wt).take_status().Context("probe " + batch[i].commit.substr(0, 12));
-    }
+    if (!wt.ok()) return stop(std::move(wt).take_status().Context("probe " + batch[i].commit.substr(0, 12)));
     slots[i].wt = *wt;
   }
   // Start every training, then follow each: they run concurrently as supervised jobs.
@@ -180,10 +202,7 @@ Result<std::vector<ProbeResult>> BisectProber::Probe(const std::vector<ProbeRequ
     args["wait"] = false;
     obs_.Note("probe " + batch[i].label + ": training " + std::to_string(config_.steps) + " steps");
     auto run = Call("run_training", args, out[i].report_dir);
-    if (!run.ok()) {
-      cleanup_all();
-      return std::move(run).take_status();
-    }
+    if (!run.ok()) return stop(std::move(run).take_status());
     ++trainings_;
     slots[i].job = (*run)["job"];
     slots[i].job_id = slots[i].job.value("id", "");
@@ -195,10 +214,8 @@ Result<std::vector<ProbeResult>> BisectProber::Probe(const std::vector<ProbeRequ
       continue;
     }
     auto failed = FailedJob(out[i].report_dir, slots[i].job_id);
-    if (!failed) {
-      cleanup_all();
-      return std::move(waited).take_status();
-    }
+    if (!failed) return stop(std::move(waited).take_status());
+    slots[i].job = *failed;
     slots[i].failed = run::JobFailure(*failed);
   }
   for (size_t i = 0; i < batch.size(); ++i) {
@@ -210,24 +227,18 @@ Result<std::vector<ProbeResult>> BisectProber::Probe(const std::vector<ProbeRequ
       continue;
     }
     auto metrics = MetricsFile(slots[i].job, "candidate", r.report_dir);
-    if (!metrics.ok()) {
-      if (metrics.status().kind() == ErrorKind::kCancelled) {
-        cleanup_all();
-        return metrics.status();
-      }
+    if (!metrics.ok()) return stop(metrics.status());
+    if (metrics->unusable) {
       r.verdict = ProbeVerdict::kSkip;
-      r.reason = "its run left nothing to compare: " + metrics.status().message();
-      r.evidence = StatusJson(metrics.status());
+      r.reason = "its run left nothing to compare: " + metrics->unusable->message();
+      r.evidence = StatusJson(*metrics->unusable);
       continue;
     }
-    json args = {{"baseline", good_metrics_}, {"candidate", *metrics}, {"preset", config_.preset}, {"case", entry_.name}};
+    json args = {{"baseline", good_metrics_}, {"candidate", metrics->file}, {"preset", config_.preset}, {"case", entry_.name}};
     if (config_.bitwise) args["bitwise"] = true;
     if (config_.tolerance_abs) args["tolerance"] = {{"abs", *config_.tolerance_abs}};
     auto compared = Call("compare_logs", args, r.report_dir);
-    if (!compared.ok()) {
-      cleanup_all();
-      return std::move(compared).take_status();
-    }
+    if (!compared.ok()) return stop(std::move(compared).take_status());
     std::string verdict = compared->value("verdict", "INCONCLUSIVE");
     r.reason = compared->value("verdict_reason", "");
     r.verdict = verdict == "PASS" ? ProbeVerdict::kSame : verdict == "FAIL" ? ProbeVerdict::kDiffers : ProbeVerdict::kSkip;

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,9 +61,14 @@ class BisectProber {
   Result<Worktrees> Prepare(const std::string& commit, const std::string& label, const std::filesystem::path& dir);
   nlohmann::json TrainArgs(const std::string& phase, const std::string& side, const std::string& worktree,
                            const std::filesystem::path& dir) const;
-  // The file compared: the TensorBoard events (full precision) or the log.
-  Result<std::string> MetricsFile(const nlohmann::json& job, const std::string& side, const std::filesystem::path& dir);
-  Status CheckLog(const std::string& log);
+  // The file compared: the TensorBoard events (full precision) or the log; `unusable` when
+  // the run left none to compare (its log holds errors, no event file): the commit is skipped.
+  struct Metrics {
+    std::string file;
+    std::optional<Status> unusable;
+  };
+  Result<Metrics> MetricsFile(const nlohmann::json& job, const std::string& side, const std::filesystem::path& dir);
+  Result<std::optional<Status>> CheckLog(const std::string& log);
   void Cleanup(const Worktrees& wt, const std::filesystem::path& dir, std::vector<std::string>& warnings);
 
   const PremergeConfig& config_;
