@@ -49,6 +49,13 @@ bool PositiveInt(const std::string& text, int& out) {
   }
 }
 
+// An error before or during the bisect: its text on stderr, its JSON on stdout.
+int Stopped(const Status& s, const char* when = "") {
+  std::fprintf(stderr, "parity bisect: %s%s\n", when, s.ToString().c_str());
+  std::printf("%s\n", PipelineErrorJson(s).dump(2).c_str());
+  return 2;
+}
+
 json OutcomeJson(const workflow::BisectOutcome& o) {
   json j = workflow::BisectJson(o);
   for (auto& c : j["commits"]) c.erase("diff");
@@ -88,11 +95,7 @@ int BisectCommand(const std::vector<std::string>& args) {
   }
   if (config_path.empty()) return Usage("--config is required");
   auto config = workflow::ReadPremergeConfig(config_path);
-  if (!config.ok()) {
-    std::fprintf(stderr, "parity bisect: %s\n", config.status().ToString().c_str());
-    std::printf("%s\n", PipelineErrorJson(config.status()).dump(2).c_str());
-    return 2;
-  }
+  if (!config.ok()) return Stopped(config.status());
   int number = 0;
   if (!steps.empty()) {
     if (!PositiveInt(steps, number)) return Usage("--steps expects a positive integer, got " + steps);
@@ -114,11 +117,7 @@ int BisectCommand(const std::vector<std::string>& args) {
   std::vector<std::filesystem::path> folders = {config->repo, config->report_dir};
   if (!hunt_path.empty()) {
     auto hunt = workflow::ReadComparerConfig(hunt_path);
-    if (!hunt.ok()) {
-      std::fprintf(stderr, "parity bisect: %s\n", hunt.status().ToString().c_str());
-      std::printf("%s\n", PipelineErrorJson(hunt.status()).dump(2).c_str());
-      return 2;
-    }
+    if (!hunt.ok()) return Stopped(hunt.status());
     if (hunt->baseline.mode != "local" || hunt->test.mode != "local") {
       return Usage("--hunt-config: bisect's hunt runs both sides locally, in the bisected repository (run `parity hunt` "
                    "for remote sides)");
@@ -154,11 +153,7 @@ int BisectCommand(const std::vector<std::string>& args) {
   std::signal(SIGTERM, SIG_DFL);
   g_bisect_cancel = nullptr;
   int code = workflow::BisectExitCode(outcome);
-  if (!outcome.ok()) {
-    std::fprintf(stderr, "parity bisect: stopped: %s\n", outcome.status().ToString().c_str());
-    std::printf("%s\n", PipelineErrorJson(outcome.status()).dump(2).c_str());
-    return code;
-  }
+  if (!outcome.ok()) return Stopped(outcome.status(), "stopped: ");
   std::fprintf(stderr, "bisect: %s — %s\n  %zu probe(s), %zu training(s); report %s\n", outcome->answer.c_str(),
                outcome->explanation.c_str(), outcome->probes.size(), outcome->trainings, outcome->report_md.c_str());
   if (outcome->hunt) {
