@@ -23,10 +23,12 @@ std::string ModuleKey(std::string_view name) {
   return std::string(s);
 }
 
-std::string CallSiteKey(std::string_view entry, const StackIndex* stacks, const std::vector<std::string>& user_code) {
-  const std::vector<std::string>* frames = stacks ? stacks->Find(entry) : nullptr;
-  if (!frames) return "";
-  for (const std::string& raw : *frames) {
+// The call site of an entry's stack; stacks shared by many entries (msprobe 26 groups them)
+// are parsed once.
+using SiteCache = std::unordered_map<const std::vector<std::string>*, std::string>;
+
+std::string CallSiteOf(const std::vector<std::string>& frames, const std::vector<std::string>& user_code) {
+  for (const std::string& raw : frames) {
     auto frame = ParseFrame(raw);
     if (!frame || !IsUserFrame(*frame, user_code)) continue;
     size_t slash = frame->file.rfind('/');
@@ -34,6 +36,16 @@ std::string CallSiteKey(std::string_view entry, const StackIndex* stacks, const 
            frame->function;
   }
   return "";
+}
+
+const std::string& CallSiteKey(std::string_view entry, const StackIndex* stacks, const std::vector<std::string>& user_code,
+                               SiteCache& cache) {
+  static const std::string kNone;
+  const std::vector<std::string>* frames = stacks ? stacks->Find(entry) : nullptr;
+  if (!frames) return kNone;
+  auto [it, fresh] = cache.try_emplace(frames);
+  if (fresh) it->second = CallSiteOf(*frames, user_code);
+  return it->second;
 }
 
 double RowDifference(const CompareTable& table, const CompareRow& r) {
@@ -80,6 +92,7 @@ HeatColumn LayerHeat(const CompareTable& table, const StackIndex* stacks, const 
   for (size_t e = 0; e < npu.entries.size() && !modules; ++e) modules = IsModuleForward(npu.entries[e].name);
   column.kind = modules ? "module" : "call_site";
   std::unordered_map<std::string, size_t> index, calls;  // row by key; call_site: calls per line so far
+  SiteCache sites;
   uint32_t entry = UINT32_MAX;
   HeatRow* current = nullptr;
   bool backward = false;  // call_site: past the forward pass (the optimizer's APIs are no layer)
@@ -93,7 +106,7 @@ HeatColumn LayerHeat(const CompareTable& table, const StackIndex* stacks, const 
       if (modules && IsModuleForward(name)) {
         key = ModuleKey(name);
       } else if (!modules && !backward && name.find(".forward") != std::string_view::npos) {
-        key = CallSiteKey(name, stacks, user_code);
+        key = CallSiteKey(name, stacks, user_code, sites);
         if (!key.empty()) key += " #" + std::to_string(++calls[key]);
       }
       if (!modules && name == first_entry) column.first_key = key;
