@@ -352,7 +352,9 @@ class Bisect {
     e.side = "both";
     e.git = {{"repo", top_.string()}, {"commit", out_.bad_commit}, {"baseline_commit", out_.good_commit}};
     e.inputs = {{"case", out_.case_name}, {"steps", c_.steps}, {"into_merges", o_.into_merges}, {"parallel", o_.parallel}};
-    e.outputs = {{"bisect", "bisect.json"}, {"summary", "bisect.md"}};
+    json probes = json::array();  // each probe's own report directory (and ledger)
+    for (const auto& p : out_.probes) probes.push_back(fs::path(p.report_dir).lexically_relative(c_.report_dir).generic_string());
+    e.outputs = {{"bisect", "bisect.json"}, {"summary", "bisect.md"}, {"good", "good"}, {"probes", probes}};
     e.outcome = {{"status", "ok"}, {"verdict", out_.answer}, {"message", out_.explanation}};
     auto id = ledger::Append(c_.report_dir, e);
     if (!id.ok()) out_.warnings.push_back("the bisect's ledger entry could not be written: " + id.status().ToString());
