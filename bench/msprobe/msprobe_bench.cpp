@@ -7,11 +7,12 @@
 //   msprobe_bench --analyze BASELINE_DUMP CANDIDATE_DUMP     (the child that is measured)
 //   msprobe_bench --analyze BASELINE_DUMP CANDIDATE_DUMP --csv DIR   (also writes hunt.json and
 //                 compare_table.csv into DIR, as the tool does with compare_table: true)
-//   msprobe_bench --real DIR --msprobe-pythonpath PATH [--python P] [--py-reader FILE]
+//   msprobe_bench --real DIR --msprobe-pythonpath PATH|none [--python P] [--py-reader FILE]
 //                 on REAL msprobe dumps DIR/{baseline,candidate}/step0/rank0 (made at bench time by
 //                 bench/msprobe/make_real_dumps.py): parity's first answer, parity with the table,
 //                 cp of a file of the table's size, Python's json.load of the two files, and the
-//                 real `msprobe compare` on the same files, all in one run
+//                 real `msprobe compare` on the same files, all in one run (none: without msprobe,
+//                 for dumps made by this bench's generator)
 //
 // Both readers run as child processes; wall time and peak RSS (wait4's ru_maxrss) are
 // measured the same way for both, in one run. Prints one JSON object.
@@ -178,19 +179,24 @@ int Real(const fs::path& dir, const std::string& python, const std::string& mspr
   Measured cp = RunChild({"/bin/cp", (csv_dir / "compare_table.csv").string(), copy.string()});
   fs::remove(copy);
   Measured load = RunChild({python, py_reader.string(), "--load-only", (base / "dump.json").string(), (cand / "dump.json").string()});
-  Measured msprobe = RunChild({python, "-m", "msprobe.msprobe", "compare", "-tp", (cand / "dump.json").string(), "-gp",
-                               (base / "dump.json").string(), "-o", msprobe_out.string()},
-                              {"PYTHONPATH=" + msprobe_path});
+  Measured msprobe;
+  if (msprobe_path != "none") {
+    msprobe = RunChild({python, "-m", "msprobe.msprobe", "compare", "-tp", (cand / "dump.json").string(), "-gp",
+                        (base / "dump.json").string(), "-o", msprobe_out.string()},
+                       {"PYTHONPATH=" + msprobe_path});
+  } else {
+    msprobe.status = 0;
+  }
   json report = {{"dump_bytes", {{"baseline", fs::file_size(base / "dump.json")}, {"candidate", fs::file_size(cand / "dump.json")}}},
                  {"table_bytes", table_bytes},
                  {"parity_answer", Figures(answer)},
                  {"parity_with_table", Figures(table)},
                  {"cp_table_size_file", Figures(cp)},
                  {"python_json_load", Figures(load)},
-                 {"msprobe_compare", Figures(msprobe)},
+                 {"msprobe_compare", msprobe_path == "none" ? json(nullptr) : Figures(msprobe)},
                  {"answer_over_json_load_wall", answer.seconds / load.seconds},
                  {"table_minus_answer_over_cp_wall", (table.seconds - answer.seconds) / cp.seconds},
-                 {"msprobe_over_answer_wall", msprobe.seconds / answer.seconds},
+                 {"msprobe_over_answer_wall", msprobe_path == "none" ? json(nullptr) : json(msprobe.seconds / answer.seconds)},
                  {"answer_rss_over_one_dump", answer.max_rss_kib * 1024.0 / fs::file_size(base / "dump.json")}};
   std::cout << report.dump(2) << "\n";
   return answer.status == 0 && table.status == 0 && load.status == 0 && msprobe.status == 0 ? 0 : 1;
