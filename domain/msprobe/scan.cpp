@@ -267,6 +267,14 @@ Result<json> AnalyzeDumpTree(const AnalyzeOptions& options, const ScanOptions& s
     }
   }
 
+  auto unpaired = [&](const std::vector<int>& steps, const char* side) {
+    if (steps.empty()) return;
+    std::string list;
+    for (int st : steps) list += (list.empty() ? "" : ", ") + StepName(st < 0 ? std::nullopt : std::optional<int>(st));
+    words += "; " + list + " only in the " + side + ": not compared";
+  };
+  unpaired(steps_baseline_only, "baseline");
+  unpaired(steps_candidate_only, "candidate");
   std::vector<HeatPair> heat;
   for (size_t i = 0; i < pairs.size(); ++i) {
     heat.push_back({pairs[i].step, pairs[i].rank, std::move(results[i].heat)});

@@ -143,6 +143,22 @@ TEST(MultiRank, ARankOnOneSideOnlyIsAnErrorNamingIt) {
   EXPECT_NE(message.find("step0/rank1 only in the candidate"), std::string::npos) << message;
 }
 
+// A step dumped on one side only is listed and not compared; the common steps still are.
+TEST(MultiRank, AStepOnOneSideOnlyIsListedNotCompared) {
+  TempDir dir;
+  fs::path root = CopyDumps(dir);
+  fs::remove_all(root / "dumps/candidate/step1");
+  auto hunt = AnalyzeDumpTree(TreeOptions(root), {});
+  ASSERT_TRUE(hunt.ok()) << hunt.status().ToString();
+  const json& scan = (*hunt)["scan"];
+  EXPECT_EQ(scan["pairs"], 4);
+  EXPECT_EQ(scan["steps_only_in_baseline"], json::array({1}));
+  EXPECT_TRUE(scan["steps_only_in_candidate"].empty());
+  EXPECT_EQ(scan["first"]["rank"], 3);
+  EXPECT_NE(scan["explanation"].get<std::string>().find("step1 only in the baseline: not compared"), std::string::npos)
+      << scan["explanation"];
+}
+
 // One pair at a time (a budget below any pair) or two at once: the same answer, and the
 // budget is kept.
 TEST(MultiRank, BoundedPoolAndMemoryBudgetGiveTheSameAnswer) {
