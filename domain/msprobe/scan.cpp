@@ -166,7 +166,7 @@ Result<json> AnalyzeDumpTree(const AnalyzeOptions& options, const ScanOptions& s
   std::mutex mu;
   std::condition_variable cv;
   uint64_t in_flight = 0, peak = 0;
-  size_t next = 0;
+  size_t next = 0, done = 0;
   bool stop = false;
   auto worker = [&] {
     while (true) {
@@ -193,6 +193,7 @@ Result<json> AnalyzeDumpTree(const AnalyzeOptions& options, const ScanOptions& s
       std::lock_guard lock(mu);
       in_flight -= pairs[i].bytes;
       if (!results[i].status.ok()) stop = true;
+      if (scan.progress) scan.progress(++done, pairs.size(), StepName(pairs[i].step) + "/rank" + std::to_string(pairs[i].rank));
       cv.notify_all();
     }
   };

@@ -13,6 +13,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +28,8 @@ struct ScanOptions {
                                // reads its two dumps on two), at least 1
   uint64_t memory_budget = 0;  // bytes of dump.json in flight (rows take about 0.8x the file); 0: a
                                // quarter of physical memory. A pair larger than the budget runs alone.
+  // Called after each pair, one call at a time: pairs done, pairs in all, "step0/rank3".
+  std::function<void(size_t done, size_t total, const std::string& pair)> progress;
 };
 
 // Whether the two dump paths hold more than one (step, rank) pair: a tree to scan.

@@ -250,6 +250,9 @@ TEST(MultiRank, ToolScansADumpTreeWithoutStepAndRank) {
   EXPECT_EQ(result.structured["scan"]["first"]["rank"], 3);
   EXPECT_NE(result.content.dump().find("Dump tree: step0, rank 3 diverges first"), std::string::npos)
       << result.content.dump();
+  size_t compared = 0;
+  for (const auto& step : ctx.progress()) compared += step.message.find("pairs)") != std::string::npos;
+  EXPECT_EQ(compared, 8u);  // one progress notification per pair
   // With a step and rank: that pair alone, as before.
   args["step"] = 1;
   args["rank"] = 0;

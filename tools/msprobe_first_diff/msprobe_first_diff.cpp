@@ -192,6 +192,10 @@ mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
   msprobe::ScanOptions scan;
   if (p.threads) scan.threads = static_cast<size_t>(*p.threads);
   if (p.memory_budget_mib) scan.memory_budget = static_cast<uint64_t>(*p.memory_budget_mib) << 20;
+  scan.progress = [&ctx](size_t done, size_t total, const std::string& pair) {
+    ctx.Progress(static_cast<double>(done) / static_cast<double>(total + 1), 2, pair + " compared (" +
+                 std::to_string(done) + " of " + std::to_string(total) + " pairs)");
+  };
   auto result = tree ? msprobe::AnalyzeDumpTree(ToOptions(p, out_dir, ctx), scan)
                      : msprobe::AnalyzeFirstDiff(ToOptions(p, out_dir, ctx));
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
