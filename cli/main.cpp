@@ -18,7 +18,7 @@ constexpr const char* kUsage =
     "  serve [--http HOST:PORT] [--token-file F] [--report-dir DIR]   MCP server (stdio by default)\n"
     "  policy show [--policy FILE] [--allow-folder DIR]...\n"
     "                                            the user's policy every verb runs under, as JSON\n"
-    "  (serve, call, premerge, hunt and reproduce take --policy FILE and --allow-folder DIR too)\n"
+    "  (serve, call, premerge, hunt, bisect and reproduce take --policy FILE and --allow-folder DIR too)\n"
     "  tools                                     every tool with its schemas, as JSON\n"
     "  call TOOL 'JSON' [--answers FILE.json] [--report-dir DIR]\n"
     "                                            run one tool in-process; structured result on stdout\n"
@@ -30,6 +30,9 @@ constexpr const char* kUsage =
     "  hunt --config config.json [--max-iterations N] [--tolerance T] [--report-dir DIR] [--yes]\n"
     "                                            PrecisionComparer's root-cause loop; exit 0 no divergence,\n"
     "                                            1 divergence located, 2 other\n"
+    "  bisect --config premerge.json [--good REF] [--bad REF] [--hunt-config config.json] [--jobs K] [--yes]\n"
+    "                                            the first commit that changed the numbers, then its line;\n"
+    "                                            exit 0 no change, 1 culprit named, 2 other\n"
     "  reproduce REPRODUCE.json|REPORT_DIR (--work-dir DIR | --print)\n"
     "                                            replay what a report's ledger recorded, in a fresh clone\n"
     "  --version\n";
@@ -59,6 +62,7 @@ int main(int argc, char** argv) {
   if (command == "install") return parity::cli::InstallCommand(rest);
   if (command == "premerge") return parity::cli::PremergeCommand(rest);
   if (command == "hunt") return parity::cli::HuntCommand(rest);
+  if (command == "bisect") return parity::cli::BisectCommand(rest);
   if (command == "reproduce") return parity::cli::ReproduceCommand(rest);
   if (command == "cache") return parity::cli::CacheCommand(rest);
   std::fprintf(stderr, "parity: unknown command \"%s\"\n%s", command.c_str(), kUsage);

@@ -11,5 +11,8 @@ namespace parity::cli {
 
 int PremergeCommand(const std::vector<std::string>& args);
 int HuntCommand(const std::vector<std::string>& args);
+// `parity bisect --config premerge.json [--good REF] [--bad REF]`: exit 0 no change, 1 a
+// culprit (or the skipped range holding it) named, 2 undecided, an error, or bad usage.
+int BisectCommand(const std::vector<std::string>& args);
 
 }  // namespace parity::cli

@@ -247,7 +247,7 @@ mcp::Prompt MakePremergePrompt(const fs::path& default_repo) {
 }
 
 std::vector<mcp::Prompt> AllPrompts(const fs::path& default_repo) {
-  return {MakePremergePrompt(default_repo), MakePrecisionComparerPrompt(default_repo)};
+  return {MakePremergePrompt(default_repo), MakePrecisionComparerPrompt(default_repo), MakeBisectPrompt(default_repo)};
 }
 
 }  // namespace parity::prompts

@@ -19,5 +19,7 @@ std::vector<mcp::Prompt> AllPrompts(const std::filesystem::path& default_repo);
 
 mcp::Prompt MakePremergePrompt(const std::filesystem::path& default_repo);
 mcp::Prompt MakePrecisionComparerPrompt(const std::filesystem::path& default_repo);
+// `bisect`: the first commit that changed the numbers (prompts/bisect_prompt.cpp).
+mcp::Prompt MakeBisectPrompt(const std::filesystem::path& default_repo);
 
 }  // namespace parity::prompts

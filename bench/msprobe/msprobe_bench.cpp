@@ -6,7 +6,13 @@
 //                 [--config statistics_L1] [--python /usr/bin/python3] [--py-reader FILE]
 //   msprobe_bench --analyze BASELINE_DUMP CANDIDATE_DUMP     (the child that is measured)
 //   msprobe_bench --analyze BASELINE_DUMP CANDIDATE_DUMP --csv DIR   (also writes hunt.json and
-//                 compare_table.csv into DIR, as the tool does)
+//                 compare_table.csv into DIR, as the tool does with compare_table: true)
+//   msprobe_bench --real DIR --msprobe-pythonpath PATH|none [--python P] [--py-reader FILE]
+//                 on REAL msprobe dumps DIR/{baseline,candidate}/step0/rank0 (made at bench time by
+//                 bench/msprobe/make_real_dumps.py): parity's first answer, parity with the table,
+//                 cp of a file of the table's size, Python's json.load of the two files, and the
+//                 real `msprobe compare` on the same files, all in one run (none: without msprobe,
+//                 for dumps made by this bench's generator)
 //
 // Both readers run as child processes; wall time and peak RSS (wait4's ru_maxrss) are
 // measured the same way for both, in one run. Prints one JSON object.
@@ -104,7 +110,7 @@ struct Measured {
   std::string out;
 };
 
-Measured RunChild(const std::vector<std::string>& argv) {
+Measured RunChild(const std::vector<std::string>& argv, const std::vector<std::string>& env = {}) {
   int pipefd[2];
   if (pipe(pipefd) != 0) throw std::runtime_error("pipe failed");
   auto start = std::chrono::steady_clock::now();
@@ -113,6 +119,7 @@ Measured RunChild(const std::vector<std::string>& argv) {
     dup2(pipefd[1], 1);
     close(pipefd[0]);
     close(pipefd[1]);
+    for (const std::string& e : env) putenv(const_cast<char*>(e.c_str()));  // NAME=value, in the child only
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -140,6 +147,7 @@ int Analyze(const std::string& baseline, const std::string& candidate, const std
   options.baseline_dump = baseline;
   options.candidate_dump = candidate;
   options.output_dir = csv_dir;  // empty: no hunt.json / compare_table.csv, as the Python peer writes none
+  options.write_compare_table = !csv_dir.empty();
   auto result = parity::msprobe::AnalyzeFirstDiff(options);
   if (!result.ok()) {
     std::cerr << result.status().ToString() << "\n";
@@ -151,12 +159,74 @@ int Analyze(const std::string& baseline, const std::string& candidate, const std
   return 0;
 }
 
+json Figures(const Measured& m) {
+  return {{"seconds", m.seconds}, {"cpu_seconds", m.cpu_seconds}, {"max_rss_mib", m.max_rss_kib / 1024.0},
+          {"exit", m.status}, {"output", m.out.substr(0, 400)}};
+}
+
+// The real-dump case: every contender on the same two files, one after the other.
+int Real(const fs::path& dir, const std::string& python, const std::string& msprobe_path, const fs::path& py_reader) {
+  const fs::path base = dir / "baseline/step0/rank0", cand = dir / "candidate/step0/rank0";
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  const fs::path csv_dir = dir / "parity_table", copy = dir / "cp_copy.csv", msprobe_out = dir / "msprobe_out";
+  fs::remove_all(csv_dir);
+  fs::remove_all(msprobe_out);
+  fs::create_directories(msprobe_out);
+  Measured answer = RunChild({self, "--analyze", base.string(), cand.string()});
+  Measured table = RunChild({self, "--analyze", base.string(), cand.string(), "--csv", csv_dir.string()});
+  const uint64_t table_bytes = fs::exists(csv_dir / "compare_table.csv") ? fs::file_size(csv_dir / "compare_table.csv") : 0;
+  fs::remove(copy);
+  Measured cp = RunChild({"/bin/cp", (csv_dir / "compare_table.csv").string(), copy.string()});
+  fs::remove(copy);
+  Measured load = RunChild({python, py_reader.string(), "--load-only", (base / "dump.json").string(), (cand / "dump.json").string()});
+  Measured msprobe;
+  if (msprobe_path != "none") {
+    msprobe = RunChild({python, "-m", "msprobe.msprobe", "compare", "-tp", (cand / "dump.json").string(), "-gp",
+                        (base / "dump.json").string(), "-o", msprobe_out.string()},
+                       {"PYTHONPATH=" + msprobe_path});
+  } else {
+    msprobe.status = 0;
+  }
+  json report = {{"dump_bytes", {{"baseline", fs::file_size(base / "dump.json")}, {"candidate", fs::file_size(cand / "dump.json")}}},
+                 {"table_bytes", table_bytes},
+                 {"parity_answer", Figures(answer)},
+                 {"parity_with_table", Figures(table)},
+                 {"cp_table_size_file", Figures(cp)},
+                 {"python_json_load", Figures(load)},
+                 {"msprobe_compare", msprobe_path == "none" ? json(nullptr) : Figures(msprobe)},
+                 {"answer_over_json_load_wall", answer.seconds / load.seconds},
+                 {"table_minus_answer_over_cp_wall", (table.seconds - answer.seconds) / cp.seconds},
+                 {"msprobe_over_answer_wall", msprobe_path == "none" ? json(nullptr) : json(msprobe.seconds / answer.seconds)},
+                 {"answer_rss_over_one_dump", answer.max_rss_kib * 1024.0 / fs::file_size(base / "dump.json")}};
+  std::cout << report.dump(2) << "\n";
+  return answer.status == 0 && table.status == 0 && load.status == 0 && msprobe.status == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.size() == 3 && args[0] == "--analyze") return Analyze(args[1], args[2], "");
   if (args.size() == 5 && args[0] == "--analyze" && args[3] == "--csv") return Analyze(args[1], args[2], args[4]);
+  if (!args.empty() && args[0] == "--real") {
+    fs::path dir, py_reader = fs::path(PARITY_SOURCE_DIR) / "bench/msprobe/py_reader.py";
+    std::string python = "/usr/bin/python3", msprobe_path;
+    for (size_t i = 0; i + 1 < args.size(); i += 2) {
+      if (args[i] == "--real") dir = args[i + 1];
+      else if (args[i] == "--python") python = args[i + 1];
+      else if (args[i] == "--msprobe-pythonpath") msprobe_path = args[i + 1];
+      else if (args[i] == "--py-reader") py_reader = args[i + 1];
+      else {
+        std::cerr << "unknown option " << args[i] << "\n";
+        return 2;
+      }
+    }
+    if (dir.empty() || msprobe_path.empty()) {
+      std::cerr << "usage: msprobe_bench --real DIR --msprobe-pythonpath PATH [--python P] [--py-reader FILE]\n";
+      return 2;
+    }
+    return Real(dir, python, msprobe_path, py_reader);
+  }
   fs::path fixtures, out_dir, py_reader = fs::path(PARITY_SOURCE_DIR) / "bench/msprobe/py_reader.py";
   std::string config = "statistics_L1", python = "/usr/bin/python3";
   uint64_t size_mib = 1024;

@@ -1,7 +1,8 @@
 """The Python peer for bench/msprobe: reads two msprobe dump.json files the way msprobe
 compare loads them (json.load of the whole file, then msprobe's flattening rule into one
 row per leaf), matches rows by name and finds the first API whose output statistics
-differ. Prints one JSON line with what it found; the bench measures its time and RSS."""
+differ. Prints one JSON line with what it found; the bench measures its time and RSS.
+With --load-only: json.load of the two files and nothing else."""
 import json
 import sys
 
@@ -40,6 +41,13 @@ def read(path):
 
 
 def main():
+    if sys.argv[1] == "--load-only":  # json.load of the two files, nothing else: the bar's yardstick
+        sizes = []
+        for path in sys.argv[2:4]:
+            with open(path) as f:
+                sizes.append(len(json.load(f)["data"]))
+        print(json.dumps({"entries": sizes}))
+        return
     baseline, candidate = sys.argv[1], sys.argv[2]
     bench = {name: values for name, _, values in read(baseline)}
     first = None

@@ -5,6 +5,8 @@
 #include <unordered_map>
 
 #include "domain/msprobe/align.h"
+#include "domain/msprobe/analyze_load.h"
+#include "domain/msprobe/module_heat.h"
 #include "domain/msprobe/compare_csv.h"
 #include "domain/msprobe/dump_tree.h"
 #include "domain/msprobe/stack.h"
@@ -12,6 +14,7 @@
 
 namespace parity::msprobe {
 
+using analyze_internal::Loaded;
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
@@ -64,160 +67,6 @@ json FrameJson(const Frame& f, const std::vector<std::string>& user_code) {
           {"user", IsUserFrame(f, user_code)}};
 }
 
-json DumpJson(const Dump& dump, const DumpFiles& files) {
-  json out = {{"dump_json", files.dump_json.string()},
-              {"task", dump.task},
-              {"level", dump.level},
-              {"mode", DumpModeName(dump.mode)},
-              {"entries", dump.entries.size()},
-              {"rows", dump.rows.size()},
-              {"bytes", dump.bytes}};
-  out["step"] = files.step ? json(*files.step) : json(nullptr);
-  out["rank"] = files.rank ? json(*files.rank) : json(nullptr);
-  out["stack_json"] = files.stack_json ? json(files.stack_json->string()) : json(nullptr);
-  out["construct_json"] = files.construct_json ? json(files.construct_json->string()) : json(nullptr);
-  out["tensor_files"] = files.tensor_files;
-  return out;
-}
-
-struct Loaded {
-  // Kept alive for DiffInput::describe.
-  std::optional<Dump> baseline, candidate;
-  std::optional<CompareTable> table;          // msprobe's pairing: the CSV
-  std::optional<Alignment> alignment;
-  std::optional<CompareTable> aligned_table;  // the alignment's pairing: the first-diff walk
-  std::optional<TextTable> text_table;
-  std::optional<StackIndex> stacks;
-  std::unordered_map<std::string, std::vector<std::string>> csv_stacks;
-  std::unordered_map<std::string, std::string> parents;
-  DiffInput input;
-  DumpMode mode = DumpMode::kSummary;
-  json source;
-  std::optional<std::string> table_file;
-};
-
-Status LoadFromDumps(const AnalyzeOptions& options, Loaded& loaded) {
-  PARITY_ASSIGN_OR_RETURN(DumpFiles base_files, LocateDump(*options.baseline_dump, options.step, options.rank));
-  PARITY_ASSIGN_OR_RETURN(DumpFiles cand_files, LocateDump(*options.candidate_dump, options.step, options.rank));
-  if (options.cancel.cancelled()) return Cancelled();
-  // The two files are read at the same time, each into a pool of its own; the candidate is
-  // then moved onto the baseline's pool, so the compare matches texts by id.
-  std::optional<Result<Dump>> base;
-  std::thread baseline_reader([&] {
-    try {
-      base.emplace(DumpReader().Read(base_files.dump_json));
-    } catch (const std::exception& e) {
-      base.emplace(Internal(std::string("reading the dump: ") + e.what()));
-    }
-  });
-  auto cand = DumpReader().Read(cand_files.dump_json);
-  baseline_reader.join();
-  if (!base->ok()) return std::move(*base).take_status().Context("baseline dump");
-  if (!cand.ok()) return std::move(cand).take_status().Context("candidate dump");
-  if (options.cancel.cancelled()) return Cancelled();
-  loaded.baseline = std::move(*base).value();
-  loaded.candidate = std::move(cand).value();
-  MoveToPool(*loaded.candidate, loaded.baseline->pool);
-  if (cand_files.stack_json) {
-    auto stacks = ReadStackJson(*cand_files.stack_json);
-    if (!stacks.ok()) return std::move(stacks).take_status().Context("candidate stack.json");
-    loaded.stacks = std::move(stacks).value();
-  }
-  if (cand_files.construct_json) {
-    auto parents = ReadConstructJson(*cand_files.construct_json);
-    if (!parents.ok()) return std::move(parents).take_status().Context("candidate construct.json");
-    loaded.parents = std::move(parents).value();
-  }
-  if (options.cancel.cancelled()) return Cancelled();
-  PARITY_ASSIGN_OR_RETURN(CompareTable table, Compare(*loaded.candidate, *loaded.baseline, options.compare));
-  loaded.table = std::move(table);
-  loaded.mode = loaded.table->mode;
-  // Which baseline entry msprobe's names paired with each candidate entry, and the pairing
-  // by what each call is; where they differ, the walk compares the aligned pairs.
-  std::vector<int64_t> by_name(loaded.candidate->entries.size(), -1);
-  for (const CompareRow& r : loaded.table->rows) {
-    if (r.bench >= 0) by_name[loaded.candidate->rows[r.npu].entry] = loaded.baseline->rows[r.bench].entry;
-  }
-  loaded.alignment = AlignEntries(*loaded.candidate, *loaded.baseline, by_name);
-  if (loaded.alignment->complete && loaded.alignment->mispaired_total > 0) {
-    CompareOptions aligned = options.compare;
-    aligned.entry_pairing = &loaded.alignment->bench_of_npu;
-    PARITY_ASSIGN_OR_RETURN(CompareTable t, Compare(*loaded.candidate, *loaded.baseline, aligned));
-    loaded.aligned_table = std::move(t);
-  }
-  loaded.input = FactsFromTable(loaded.aligned_table ? *loaded.aligned_table : *loaded.table, options.criteria);
-  loaded.source = {{"kind", "dumps"},
-                   {"baseline", DumpJson(*loaded.baseline, base_files)},
-                   {"candidate", DumpJson(*loaded.candidate, cand_files)}};
-  if (!options.output_dir.empty()) {
-    fs::path csv = options.output_dir / "compare_table.csv";
-    PARITY_RETURN_IF_ERROR(WriteCompareCsv(*loaded.table, loaded.stacks ? &*loaded.stacks : nullptr, csv));
-    loaded.table_file = csv.string();
-  }
-  return Status::Ok();
-}
-
-Status LoadFromTable(const fs::path& path, Loaded& loaded, const AnalyzeOptions& options) {
-  std::string ext = path.extension().string();
-  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  Result<TextTable> table = ext == ".xlsx" ? ReadCompareXlsx(path) : ReadCompareCsv(path);
-  if (!table.ok()) return std::move(table).take_status();
-  loaded.text_table = std::move(table).value();
-  PARITY_ASSIGN_OR_RETURN(loaded.mode, ModeOfTable(*loaded.text_table, path.string()));
-  PARITY_ASSIGN_OR_RETURN(loaded.input, FactsFromTextTable(*loaded.text_table, options.criteria, path.string()));
-  int stack_col = loaded.text_table->Column("NPU_Stack_Info");
-  if (stack_col >= 0) {
-    for (size_t i = 0; i < loaded.text_table->rows.size(); ++i) {
-      const std::string& cell = loaded.text_table->rows[i][stack_col];
-      if (cell.empty() || cell == "N/A") continue;
-      auto frames = ParsePyStrList(cell);
-      if (!frames) continue;
-      std::string entry(loaded.input.entries[loaded.input.rows[i].entry]);
-      loaded.csv_stacks.emplace(entry, std::move(*frames));
-    }
-  }
-  loaded.source = {{"kind", "compare_result"},
-                   {"compare_result", path.string()},
-                   {"format", ext == ".xlsx" ? "xlsx" : "csv"},
-                   {"rows", loaded.text_table->rows.size()},
-                   {"order", "table order (msprobe 26 writes dump order; msprobe 8.x may sort rows by name)"}};
-  return Status::Ok();
-}
-
-// The real msprobe compare on the two dumps, then its result read like any compare result.
-Status LoadFromMsprobeRun(const AnalyzeOptions& options, Loaded& loaded) {
-  PARITY_ASSIGN_OR_RETURN(DumpFiles base_files, LocateDump(*options.baseline_dump, options.step, options.rank));
-  PARITY_ASSIGN_OR_RETURN(DumpFiles cand_files, LocateDump(*options.candidate_dump, options.step, options.rank));
-  MsprobeRunOptions run = *options.msprobe_run;
-  run.target = cand_files.dump_json;
-  run.golden = base_files.dump_json;
-  if (run.output_dir.empty()) {
-    if (options.output_dir.empty()) return InvalidArgument("running msprobe compare needs an output folder");
-    run.output_dir = options.output_dir / "msprobe_compare";
-  }
-  run.cancel = options.cancel;
-  PARITY_ASSIGN_OR_RETURN(MsprobeRunResult result, RunMsprobeCompare(run));
-  PARITY_RETURN_IF_ERROR(LoadFromTable(result.result_file, loaded, options));
-  if (cand_files.construct_json) {
-    auto parents = ReadConstructJson(*cand_files.construct_json);
-    if (!parents.ok()) return std::move(parents).take_status().Context("candidate construct.json");
-    loaded.parents = std::move(parents).value();
-  }
-  json table_source = loaded.source;
-  loaded.source = {{"kind", "msprobe_run"},
-                   {"msprobe",
-                    {{"argv", result.argv},
-                     {"env", result.env},
-                     {"exit_code", result.exit_code},
-                     {"duration_s", result.duration_s},
-                     {"result_file", result.result_file.string()},
-                     {"log_file", result.log_file.string()}}},
-                   {"baseline_dump_json", base_files.dump_json.string()},
-                   {"candidate_dump_json", cand_files.dump_json.string()},
-                   {"compare_result", table_source}};
-  loaded.table_file = result.result_file.string();
-  return Status::Ok();
-}
 
 std::string NoiseExplanation(const FirstDiff& diff, const NoiseFinding& n, const DiffInput& input) {
   switch (n.kind) {
@@ -357,26 +206,64 @@ json DescribeRows(const DiffInput& input, const std::vector<size_t>& rows) {
   return out;
 }
 
+// compare_table.csv on a thread of its own, while the answer is worked out. Joined by Finish,
+// or by the destructor on an early return (declared after the tables it reads, so it is
+// destroyed, and joined, first).
+class TableWriter {
+ public:
+  void Start(const CompareTable& table, const StackIndex* stacks, fs::path path) {
+    path_ = std::move(path);
+    thread_ = std::jthread([this, &table, stacks] {
+      try {
+        status_ = WriteCompareCsv(table, stacks, path_);
+      } catch (const std::exception& e) {
+        status_ = Internal(std::string("writing ") + path_.string() + ": " + e.what());
+      }
+    });
+  }
+  Status Finish() {
+    if (thread_.joinable()) thread_.join();
+    return status_;
+  }
+
+ private:
+  fs::path path_;
+  Status status_ = Status::Ok();
+  std::jthread thread_;
+};
+
 }  // namespace
 
 Result<json> AnalyzeFirstDiff(const AnalyzeOptions& options) {
   Loaded loaded;
+  TableWriter table_writer;
+  if (options.write_compare_table && options.output_dir.empty()) {
+    return InvalidArgument("writing the compare table needs an output folder");
+  }
   if (options.compare_result) {
     if (options.baseline_dump || options.candidate_dump) {
       return InvalidArgument("give either the two dumps or a compare result, not both");
     }
+    if (options.write_compare_table) {
+      return InvalidArgument("a compare result is read, not compared: there is no table of parity's to write");
+    }
     if (options.msprobe_run) return InvalidArgument("msprobe compare runs on the two dumps, not on a compare result");
-    PARITY_RETURN_IF_ERROR(LoadFromTable(*options.compare_result, loaded, options));
+    PARITY_RETURN_IF_ERROR(analyze_internal::LoadFromTable(*options.compare_result, loaded, options));
   } else if (options.msprobe_run) {
     if (!options.baseline_dump || !options.candidate_dump) {
       return InvalidArgument("running msprobe compare needs baseline_dump and candidate_dump");
     }
-    PARITY_RETURN_IF_ERROR(LoadFromMsprobeRun(options, loaded));
+    PARITY_RETURN_IF_ERROR(analyze_internal::LoadFromMsprobeRun(options, loaded));
   } else {
     if (!options.baseline_dump || !options.candidate_dump) {
       return InvalidArgument("both baseline_dump and candidate_dump are needed (or a compare_result)");
     }
-    PARITY_RETURN_IF_ERROR(LoadFromDumps(options, loaded));
+    PARITY_RETURN_IF_ERROR(analyze_internal::LoadFromDumps(options, loaded));
+    if (options.write_compare_table) {
+      fs::path csv = options.output_dir / "compare_table.csv";
+      table_writer.Start(*loaded.table, loaded.stacks ? &*loaded.stacks : nullptr, csv);
+      loaded.table_file = csv.string();
+    }
   }
   if (options.cancel.cancelled()) return Cancelled();
 
@@ -530,7 +417,31 @@ Result<json> AnalyzeFirstDiff(const AnalyzeOptions& options) {
                    {"divergent_apis", c.divergent_entries},
                    {"ignored_apis", c.ignored_entries}};
   out["compare_table"] = loaded.table_file ? json(*loaded.table_file) : json(nullptr);
+  if (options.scan.is_object()) {
+    out["scan"] = options.scan;
+    out["explanation"] = options.scan.value("explanation", "") + ": " + out["explanation"].get<std::string>();
+  }
+  if (options.scan.is_object() && options.scan.contains("heatmap")) {  // every pair's column
+    out["heatmap"] = options.scan["heatmap"];
+    out["scan"].erase("heatmap");
+  } else if (loaded.table) {  // this pair's column
+    const CompareTable& walked = loaded.aligned_table ? *loaded.aligned_table : *loaded.table;
+    const StackIndex* stacks = loaded.stacks ? &*loaded.stacks : nullptr;
+    auto number = [&](const char* key) -> std::optional<int> {
+      const json& v = loaded.source["candidate"][key];
+      return v.is_number_integer() ? std::optional<int>(v.get<int>()) : std::nullopt;
+    };
+    std::string_view first = diff.entry ? loaded.input.entries[*diff.entry] : std::string_view();
+    HeatPair pair{number("step"), number("rank"), LayerHeat(walked, stacks, options.locate.user_code, loaded.parents, first)};
+    out["heatmap"] = HeatmapJson({pair}, diff.entry ? std::optional<size_t>(0) : std::nullopt);
+  }
 
+  if (options.on_answer) options.on_answer(out);
+  if (Status s = table_writer.Finish(); !s.ok()) {
+    std::string answer = diff.entry ? "the first divergent API, " + std::string(loaded.input.entries[*diff.entry]) + ", is known"
+                                    : "no API diverges";
+    return std::move(s).Context(answer + ", but the compare table was not written");
+  }
   if (!options.output_dir.empty()) {
     std::error_code ec;
     fs::create_directories(options.output_dir, ec);

@@ -1,10 +1,14 @@
 // msprobe_first_diff end to end: read two dump trees (or an msprobe compare result, or the
-// result of running the real msprobe compare on them), compare them as msprobe does, find the first divergent API, its stack, the first user frame, the
-// local source line and the git hunk; write hunt/hunt.json and hunt/compare_table.csv
-// (docs/CONTRACTS.md §4). Knows nothing of MCP.
+// result of running the real msprobe compare on them), compare them as msprobe does, find the
+// first divergent API, its stack, the first user frame, the local source line and the git
+// hunk; write hunt/hunt.json and, when asked, hunt/compare_table.csv (docs/CONTRACTS.md §4).
+// The first answer comes first: the table (the slow part: hundreds of MB on a real dump) is
+// written on a thread of its own while the answer is worked out, and on_answer hears the
+// answer before the table is finished. Knows nothing of MCP.
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -35,6 +39,15 @@ struct AnalyzeOptions {
   size_t max_next = 5;
   // Where hunt.json and compare_table.csv go; empty: nothing is written.
   std::filesystem::path output_dir;
+  // Write compare_table.csv (msprobe's layout) into output_dir, from parity's own compare of
+  // the two dumps. Off by default: the answer does not need it.
+  bool write_compare_table = false;
+  // Called once with the answer (the hunt.json object) as soon as it is known, before the
+  // compare table is finished; the result returned afterwards is the same object.
+  std::function<void(const nlohmann::json& answer)> on_answer;
+  // Set by the scan of a dump tree (scan.h) that chose this (step, rank) pair: the answer
+  // carries it as "scan", and its "explanation" leads the answer's.
+  nlohmann::json scan;
   CancellationToken cancel;
 };
 

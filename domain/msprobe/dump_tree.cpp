@@ -84,4 +84,22 @@ Result<DumpFiles> LocateDump(const fs::path& path, std::optional<int> step, std:
   return files;
 }
 
+std::vector<RankFolder> ListRankFolders(const fs::path& path) {
+  std::vector<RankFolder> out;
+  std::error_code ec;
+  if (!fs::is_directory(path, ec) || fs::exists(path / "dump.json", ec)) return out;
+  auto add_ranks = [&](const fs::path& step_dir, std::optional<int> step) {
+    for (const auto& [n, dir] : NumberedDirs(step_dir, "rank")) {
+      if (fs::exists(dir / "dump.json", ec)) out.push_back({step, n < 0 ? 0 : n, dir});
+    }
+  };
+  auto ranks = NumberedDirs(path, "rank");
+  if (!ranks.empty()) {
+    add_ranks(path, std::nullopt);
+  } else {
+    for (const auto& [n, dir] : NumberedDirs(path, "step")) add_ranks(dir, n);
+  }
+  return out;
+}
+
 }  // namespace parity::msprobe

@@ -23,4 +23,14 @@ struct DumpFiles {
 // step/rank: nullopt = the lowest present (rank 0 first, or the unnumbered "rank").
 Result<DumpFiles> LocateDump(const std::filesystem::path& path, std::optional<int> step, std::optional<int> rank);
 
+// Every rank folder holding a dump.json under a dump root (step*/rank*/) or a step folder
+// (rank*/), ordered by step, then rank (the unnumbered "rank" is rank 0). A rank folder or
+// dump.json itself: empty (one pair, LocateDump's).
+struct RankFolder {
+  std::optional<int> step;  // nullopt: a step folder was given
+  int rank = 0;
+  std::filesystem::path dir;
+};
+std::vector<RankFolder> ListRankFolders(const std::filesystem::path& path);
+
 }  // namespace parity::msprobe

@@ -78,6 +78,7 @@ std::string FormatTick(double v) {
 }
 
 void DrawChart(const ChartSpec& spec, double width, double height, Canvas& canvas) {
+  if (spec.heatmap) return DrawHeatmap(spec, width, height, canvas);
   const double left = 70, right = 18, top = spec.note.empty() ? 46 : 58, bottom = 46;
   const double x0 = left, x1 = width - right, y0 = top, y1 = height - bottom;
   canvas.FillRect(0, 0, width, height, kWhite);

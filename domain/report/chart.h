@@ -48,8 +48,22 @@ struct ChartSeries {
   bool markers = false;      // a square on every point (sparse data, e.g. non-zero differences)
 };
 
+// A step x layer heatmap (msprobe_first_diff's hunt.json "heatmap"): rows are layers in
+// execution order, columns (step, rank) pairs, a cell the layer output's relative difference
+// in [0, 1] (nullopt: no such layer there), drawn on a log colour scale with equal cells in
+// grey; the first divergent cell is framed.
+struct HeatmapSpec {
+  std::vector<std::string> rows, columns;
+  std::vector<std::vector<std::optional<double>>> values;  // [row][column]
+  std::optional<std::pair<size_t, size_t>> marked;          // (row, column)
+  std::string marked_label;                                 // legend text for the frame
+  std::string equal_label = "equal";
+  std::string missing_label = "absent";
+};
+
 struct ChartSpec {
   std::string title;
+  std::optional<HeatmapSpec> heatmap;  // set: a heatmap instead of line series
   std::string x_label = "step";
   std::string y_label;
   bool log_y = false;
@@ -73,6 +87,11 @@ Stroke ToleranceStroke();
 
 // Draws `spec` filling a width x height box at the canvas origin.
 void DrawChart(const ChartSpec& spec, double width, double height, Canvas& canvas);
+void DrawHeatmap(const ChartSpec& spec, double width, double height, Canvas& canvas);  // spec.heatmap set
+
+// The heatmap's colour for a relative difference: grey for 0, then light yellow (1e-12 and
+// below) through orange to dark red (1) on a log scale. Exposed for tests.
+Rgb HeatColor(double value);
 
 // Axis ticks: "nice" linear steps, or powers of ten on a log axis. Exposed for tests.
 std::vector<double> LinearTicks(double lo, double hi, int target_count);

@@ -1,5 +1,6 @@
 #include "domain/report/hunt_section.h"
 
+#include "domain/report/hunt_scan.h"
 #include "domain/report/hunt_words.h"
 
 #include <set>
@@ -183,6 +184,7 @@ void AddHuntV1(const json& hunt, bool zh, Document& doc) {
     for (const auto& [k, v] : hunt["counts"].items()) counts += (counts.empty() ? "" : ", ") + k + " " + Scalar(v);
     kv.pairs.push_back({zh ? "统计" : "counts", counts});
   }
+  AddHuntScan(hunt, zh, doc);
   if (!fd.is_object()) return;
 
   const json src = ObjectOr(fd, "source");
@@ -266,7 +268,7 @@ void AddHuntSection(const json& hunt, Language language, Document& doc) {
   static const std::set<std::string> kKnownV1 = {
       "schema", "source", "mode", "criteria", "matching", "real_data_metrics", "found", "explanation",
       "first_divergence", "next_divergences", "noise", "noise_total", "msprobe_first_flagged", "first_any_difference",
-      "counts", "compare_table", "hunt_json"};
+      "counts", "compare_table", "hunt_json", "heatmap", "scan"};
   json rest = json::object();
   for (const auto& [k, x] : hunt.items())
     if (!v1 || !kKnownV1.count(k)) rest[k] = x;

@@ -10,14 +10,16 @@ namespace parity::report {
 
 using json = nlohmann::json;
 
-namespace {
-
-std::string Text(const json& v) {
+std::string ValueText(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "-";
   if (v.is_number()) return ShortNumber(v);
   return v.dump();
 }
+
+namespace {
+
+std::string Text(const json& v) { return ValueText(v); }
 
 std::string Names(const json& rows, bool zh) {
   std::string out;

@@ -28,5 +28,7 @@ std::string HuntSentence(const nlohmann::json& hunt, bool zh);
 void AddHuntIterations(const nlohmann::json& hunt, bool zh, Document& doc);
 // A number in its shortest exact form ("0.00021", "1e-06"); other values as text.
 std::string ShortNumber(const nlohmann::json& v);
+// A cell's text: a string as is, null "-", a number in its shortest exact form, else JSON.
+std::string ValueText(const nlohmann::json& v);
 
 }  // namespace parity::report

@@ -25,6 +25,7 @@ Status Hunt::FirstDiff(const std::string& log_verdict) {
                {"repo", cand_.worktree.string()}, {"baseline_ref", repo_.baseline_commit},
                {"candidate_ref", repo_.candidate_commit}};
   if (!c_.parse_code_dir.empty()) args["user_code"] = {c_.parse_code_dir};
+  if (!c_.compare_output_dir.empty()) args["compare_table"] = true;  // the table only where the user asked for it
   PARITY_ASSIGN_OR_RETURN(first_diff_, Call("msprobe_first_diff", args));
   const json& src = first_diff_["source"];
   dump_step_ = src.contains("candidate") ? src["candidate"].value("step", 0) : 0;

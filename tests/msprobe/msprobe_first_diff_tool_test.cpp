@@ -44,7 +44,7 @@ TEST(MsprobeFirstDiffTool, ArgumentErrorsNameThePath) {
   EXPECT_NE(ErrorText(absent).find("none.csv"), std::string::npos);
 }
 
-TEST(MsprobeFirstDiffTool, WritesHuntJsonTableAndLedger) {
+TEST(MsprobeFirstDiffTool, WritesHuntJsonLedgerAndTheTableOnRequest) {
   fs::path fixtures = msprobe::testing::MsprobeFixtures();
   ASSERT_FALSE(fixtures.empty());
   msprobe::testing::TempDir dir;
@@ -59,7 +59,8 @@ TEST(MsprobeFirstDiffTool, WritesHuntJsonTableAndLedger) {
   EXPECT_EQ(out["first_divergence"]["source"]["mapped_by"], "path_map");
   fs::path report = dir.path() / "numerical_report";
   EXPECT_TRUE(fs::exists(report / "hunt/hunt.json"));
-  EXPECT_TRUE(fs::exists(report / "hunt/compare_table.csv"));
+  EXPECT_FALSE(fs::exists(report / "hunt/compare_table.csv"));  // only when asked
+  EXPECT_TRUE(out["compare_table"].is_null());
   auto manifest = ledger::Read(report);
   ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
   const json& entry = (*manifest)["entries"].back();
@@ -67,6 +68,31 @@ TEST(MsprobeFirstDiffTool, WritesHuntJsonTableAndLedger) {
   EXPECT_EQ(entry["outcome"]["status"], "ok");
   EXPECT_EQ(entry["outputs"]["hunt"], "hunt/hunt.json");
   EXPECT_NE(result.content.dump().find("train.py:64"), std::string::npos) << result.content.dump();
+
+  // compare_table: true writes the table; the answer goes out as progress before the table
+  // is complete, and the result is the same answer.
+  args["compare_table"] = true;
+  result = tool.handler(args, ctx);
+  ASSERT_FALSE(result.is_error) << result.content.dump();
+  fs::path table = report / "hunt/compare_table.csv";
+  EXPECT_EQ(result.structured["compare_table"], table.string());
+  ASSERT_TRUE(fs::exists(table));
+  EXPECT_GT(fs::file_size(table), 10000u);
+  bool answered = false;
+  for (const auto& step : ctx.progress()) {
+    if (step.message.find("First divergent API: Functional.gelu.0.forward") != std::string::npos &&
+        step.message.find("Writing the compare table") != std::string::npos) {
+      answered = true;
+    }
+  }
+  EXPECT_TRUE(answered);
+  auto again = ledger::Read(report);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)["entries"].back()["outputs"]["compare_table"], "hunt/compare_table.csv");
+  // With a compare result there is no table of parity's to write.
+  auto refused = tool.handler(json{{"compare_result", "/x.csv"}, {"compare_table", true}}, ctx);
+  EXPECT_TRUE(refused.is_error);
+  EXPECT_NE(ErrorText(refused).find("arguments.compare_table"), std::string::npos) << ErrorText(refused);
 }
 
 // PrecisionComparer's parse_code_dir: only frames whose path holds the fragment are the

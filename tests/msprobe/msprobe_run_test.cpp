@@ -169,6 +169,7 @@ TEST(MsprobeRun, RealMsprobeCompareAgreesWithParitysTable) {
 
     // msprobe's own table and parity's, cell for cell.
     args["report_dir"] = own.path().string();
+    args["compare_table"] = true;
     auto mine = tool.handler(args, ctx);
     ASSERT_FALSE(mine.is_error) << mine.content.dump();
     testing::ExpectTableMatches(own.path() / "hunt/compare_table.csv", msprobe_csv, false);

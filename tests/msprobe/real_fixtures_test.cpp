@@ -4,8 +4,12 @@
 // `msprobe compare` CSV, and report the md5 noise of the baseline rerun as noise.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "domain/msprobe/analyze.h"
 #include "domain/msprobe/compare_csv.h"
+#include "domain/msprobe/dump.h"
+#include "domain/msprobe/stack.h"
 #include "tests/msprobe/fixtures.h"
 
 namespace parity::msprobe {
@@ -29,8 +33,9 @@ fs::path OnlyFile(const fs::path& dir, const std::string& ext) {
 }
 
 Result<json> AnalyzeConfig(const fs::path& fixtures, const std::string& config, const fs::path& out,
-                           DiffCriteria criteria = {}, int step = 0) {
+                           DiffCriteria criteria = {}, int step = 0, bool table = false) {
   AnalyzeOptions options;
+  options.write_compare_table = table;
   options.baseline_dump = fixtures / "dumps/baseline" / config;
   options.candidate_dump = fixtures / "dumps/candidate" / config;
   options.step = step;
@@ -73,7 +78,9 @@ TEST(RealFixtures, NamesGeluAndTrainPyLine64InEveryMode) {
     EXPECT_EQ(fs::path(source["local_file"].get<std::string>()), fixtures / "train.py");
     EXPECT_TRUE(source["matches_recorded"].get<bool>()) << source.dump(2);
     EXPECT_TRUE(fs::exists(out.path() / "hunt.json"));
-    EXPECT_TRUE(fs::exists(out.path() / "compare_table.csv"));
+    // Not asked for: the table is not written.
+    EXPECT_FALSE(fs::exists(out.path() / "compare_table.csv"));
+    EXPECT_TRUE((*hunt)["compare_table"].is_null());
   }
 }
 
@@ -93,11 +100,80 @@ TEST(RealFixtures, CompareTableAgreesWithMsprobeRowForRow) {
   ASSERT_FALSE(fixtures.empty());
   for (const char* config : kConfigs) {
     TempDir out;
-    auto hunt = AnalyzeConfig(fixtures, config, out.path());
+    auto hunt = AnalyzeConfig(fixtures, config, out.path(), {}, 0, true);
     ASSERT_TRUE(hunt.ok()) << hunt.status().ToString();
+    EXPECT_EQ((*hunt)["compare_table"], (out.path() / "compare_table.csv").string());
     ExpectTableMatches(out.path() / "compare_table.csv",
                        OnlyFile(fixtures / "compare" / config / "candidate/step0_dir", ".csv"),
                        std::string(config) == "tensor_L1");
+  }
+}
+
+std::string FileText(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The table written on request, on its own thread while the answer is worked out, is the
+// one WriteCompareCsv writes from the same compare, byte for byte (the table of before the
+// answer-first change: the CSV writer itself is unchanged).
+TEST(RealFixtures, TableOnRequestIsTheSynchronousTableByteForByte) {
+  fs::path fixtures = MsprobeFixtures();
+  ASSERT_FALSE(fixtures.empty());
+  for (const char* config : kConfigs) {
+    SCOPED_TRACE(config);
+    TempDir out;
+    auto hunt = AnalyzeConfig(fixtures, config, out.path(), {}, 0, true);
+    ASSERT_TRUE(hunt.ok()) << hunt.status().ToString();
+    const fs::path rank = "step0/rank0";
+    auto base = DumpReader().Read(fixtures / "dumps/baseline" / config / rank / "dump.json");
+    auto cand = DumpReader().Read(fixtures / "dumps/candidate" / config / rank / "dump.json");
+    ASSERT_TRUE(base.ok() && cand.ok());
+    MoveToPool(*cand, base->pool);
+    auto table = Compare(*cand, *base, {});
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    auto stacks = ReadStackJson(fixtures / "dumps/candidate" / config / rank / "stack.json");
+    ASSERT_TRUE(stacks.ok());
+    ASSERT_TRUE(WriteCompareCsv(*table, &*stacks, out.path() / "direct.csv").ok());
+    std::string written = FileText(out.path() / "compare_table.csv");
+    EXPECT_GT(written.size(), 10000u);
+    EXPECT_TRUE(written == FileText(out.path() / "direct.csv"));
+  }
+}
+
+// One pair's column of the heatmap: modules at mix level, call sites at L1 (line 64 calls
+// fc1's linear first, then the GELU: "#2"); the changed GELU's
+// layer is the marked cell and differs, the layers before the GELU are equal.
+TEST(RealFixtures, HeatmapOfOnePairMarksTheGeluLayer) {
+  fs::path fixtures = MsprobeFixtures();
+  ASSERT_FALSE(fixtures.empty());
+  const std::pair<const char*, const char*> cases[] = {{"statistics_mix", "block.ffn.FFN"},
+                                                       {"statistics_L1", "train.py:64 forward #2"}};
+  for (const auto& [config, layer] : cases) {
+    SCOPED_TRACE(config);
+    TempDir out;
+    auto hunt = AnalyzeConfig(fixtures, config, out.path());
+    ASSERT_TRUE(hunt.ok()) << hunt.status().ToString();
+    const json& heat = (*hunt)["heatmap"];
+    EXPECT_EQ(heat["kind"], std::string(config) == "statistics_mix" ? "module" : "call_site");
+    ASSERT_EQ(heat["columns"].size(), 1u);
+    EXPECT_EQ(heat["columns"][0]["label"], "step0");
+    ASSERT_TRUE(heat["first_cell"].is_object()) << heat.dump(2);
+    const size_t row = heat["first_cell"]["row"];
+    EXPECT_EQ(heat["rows"][row], layer) << heat["rows"].dump();
+    EXPECT_GT(heat["values"][row][0].get<double>(), 0);
+    if (std::string(config) != "statistics_mix") continue;
+    // Modules are listed as they finish: the FFN's fc1 (before the GELU) and everything before
+    // it are equal, its fc2 (after the GELU) differs.
+    size_t fc1 = 0, fc2 = 0;
+    for (size_t r = 0; r < heat["rows"].size(); ++r) {
+      if (heat["rows"][r] == "block.ffn.fc1.Linear") fc1 = r;
+      if (heat["rows"][r] == "block.ffn.fc2.Linear") fc2 = r;
+    }
+    ASSERT_LT(fc1, fc2);
+    EXPECT_LT(fc2, row);
+    for (size_t r = 0; r <= fc1; ++r) EXPECT_EQ(heat["values"][r][0], 0.0) << heat["rows"][r];
+    EXPECT_GT(heat["values"][fc2][0].get<double>(), 0);
   }
 }
 
@@ -105,7 +181,7 @@ TEST(RealFixtures, StepOneAgreesToo) {
   fs::path fixtures = MsprobeFixtures();
   ASSERT_FALSE(fixtures.empty());
   TempDir out;
-  auto hunt = AnalyzeConfig(fixtures, "statistics_L1", out.path(), {}, 1);
+  auto hunt = AnalyzeConfig(fixtures, "statistics_L1", out.path(), {}, 1, true);
   ASSERT_TRUE(hunt.ok()) << hunt.status().ToString();
   EXPECT_EQ((*hunt)["source"]["candidate"]["step"], 1);
   ExpectTableMatches(out.path() / "compare_table.csv",
@@ -121,6 +197,7 @@ TEST(RealFixtures, BaselineRerunMd5MismatchIsNoiseNotADivergence) {
   options.candidate_dump = fixtures / "dumps/baseline/md5_L1_rerun";
   options.step = 0;
   options.output_dir = out.path();
+  options.write_compare_table = true;
   auto hunt = AnalyzeFirstDiff(options);
   ASSERT_TRUE(hunt.ok()) << hunt.status().ToString();
   EXPECT_FALSE((*hunt)["found"].get<bool>()) << (*hunt)["first_divergence"].dump(2);

@@ -86,8 +86,9 @@ TEST(Mail, DeliveredWithCidChartsAndEveryAttachment) {
   EXPECT_NE(mail["subject"].get<std::string>().find("FAIL"), std::string::npos) << mail["subject"];
   EXPECT_NE(mail["html"].get<std::string>().find("数值精度对比报告"), std::string::npos);
   EXPECT_EQ(mail["html"].get<std::string>().find("<svg"), std::string::npos) << "mail clients need PNG, not SVG";
-  // Every chart the HTML shows resolves to an image part carrying that Content-ID.
-  ASSERT_EQ(mail["cid_refs"].size(), 3u);
+  // Every chart the HTML shows resolves to an image part carrying that Content-ID: the
+  // case's three and the hunt's step x layer heatmap.
+  ASSERT_EQ(mail["cid_refs"].size(), 4u);
   for (const auto& cid : mail["cid_refs"]) {
     ASSERT_TRUE(mail["content_ids"].contains(cid.get<std::string>())) << cid;
     EXPECT_EQ(mail["content_ids"][cid.get<std::string>()]["type"], "image/png");

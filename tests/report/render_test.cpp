@@ -54,7 +54,10 @@ TEST_P(RenderEachVerdict, WritesEveryFormatAndRecordsItInTheLedger) {
     EXPECT_GT(img.InkFraction(), 0.01) << p << " looks blank";
     charts.insert(fs::path(p.get<std::string>()).filename().string());
   }
-  EXPECT_EQ(charts, (std::set<std::string>{"toy_small_loss.png", "toy_small_grad_norm.png", "toy_small_abs_diff.png"}));
+  std::set<std::string> expected = {"toy_small_loss.png", "toy_small_grad_norm.png", "toy_small_abs_diff.png"};
+  // The demo's hunt (msprobe_first_diff on its dumps) draws the step x layer heatmap too.
+  if (fs::exists(dir / "hunt" / "hunt.json")) expected.insert("hunt_heatmap.png");
+  EXPECT_EQ(charts, expected);
 
   json reproduce = ReadJson(dir / "report" / "reproduce.json");
   Status valid = ValidateReproduce(reproduce, /*check_world=*/true);
@@ -113,7 +116,8 @@ TEST_P(PdfOfEachVerdict, RendersWithChineseHeadingsVerdictCommitsAndPageNumbers)
   }
   EXPECT_EQ(text.out.find("(baseline vs candidate)"), std::string::npos) << "an English chart title in the zh report";
   if (c.fixture == "gelu_tanh") {  // the root cause msprobe_first_diff found (hunt/hunt.json)
-    for (const char* s : {"根因定位", "Functional.gelu.0.forward", "approximate=\"tanh\"", "@@ -57 +57 @@", "=>"}) {
+    for (const char* s : {"根因定位", "Functional.gelu.0.forward", "approximate=\"tanh\"", "@@ -57 +57 @@", "=>",
+                          "逐 step × 层：各层输出的相对差异"}) {
       EXPECT_NE(text.out.find(s), std::string::npos) << s << " missing from the root-cause section";
     }
   }

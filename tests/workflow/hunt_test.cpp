@@ -204,6 +204,7 @@ class HuntLoop : public ::testing::Test {
                                                       : msprobe::DiffCriteria::Mode::kMsprobe;
         o.locate.worktree = a["worktree"].get<std::string>();
         o.output_dir = options_.report_dir / "hunt";
+        o.write_compare_table = a.value("compare_table", false);
         return msprobe::AnalyzeFirstDiff(o);
       }
       fs::path wt = a["worktree"].get<std::string>();
@@ -324,6 +325,7 @@ TEST_F(HuntLoop, InputsEqualOutputDiffersEndsAtTheLine) {
   auto fd = runner_.Args("msprobe_first_diff").at(0);
   EXPECT_EQ(fd["baseline_ref"], base_commit_);
   EXPECT_EQ(fd["criterion"], "bitwise");
+  EXPECT_FALSE(fd.contains("compare_table"));  // no compare_output_dir: the table is not written
   json doc = HuntJson();
   EXPECT_EQ(doc["first_divergence"]["api"], "Functional.g.0.forward");  // msprobe's part kept
   EXPECT_EQ(doc["hunt"]["verdict"], kHuntOperator);
@@ -760,6 +762,7 @@ TEST_F(HuntLoop, TraceThresholdParseCodeDirAndCompareOutputDirAreUsed) {
   EXPECT_EQ(out->verdict, kHuntOperator);
   EXPECT_NE(out->explanation.find("within debug.trace_threshold (0.001)"), std::string::npos) << out->explanation;
   EXPECT_EQ(runner_.Args("msprobe_first_diff").at(0)["user_code"], json::array({"/repo-hunt-"}));
+  EXPECT_EQ(runner_.Args("msprobe_first_diff").at(0)["compare_table"], true);  // asked for: compare_output_dir
   for (const json& a : runner_.Args("compare_logs")) {
     EXPECT_EQ(a["probe_tolerance"], json({{"abs", 0.001}})) << a;
   }

@@ -184,6 +184,32 @@ await step("precision-comparer: consent elicited from a client that can answer",
   check(r.messages[0].content.text.includes("The user allowed injected prints"), "consent recorded", r.messages[0].content.text);
 });
 
+await step("bisect: the first-parent history and the first probe; open items pending or elicited", async () => {
+  // make-demo-repo's bisect/history: 13 first-parent commits, the first probe is commit 6.
+  const r = await plain.getPrompt({ name: "bisect", arguments: { good: "main", bad: "bisect/history", case: "toy_small",
+                                                                 steps: "5" } });
+  const text = r.messages[0].content.text;
+  check(text.includes("(13 commits, about 4 trainings"), "the history's size and ~log2 trainings", text);
+  check(text.includes("13. `") && text.includes("the bad commit") && text.includes("(merge)"), "every commit listed", text);
+  check(text.includes("first: commit 6 ("), "the first probe is the middle of 1..12", text);
+  check(!text.includes("Pending confirmations"), "nothing left open", text);
+  const open = await plain.getPrompt({ name: "bisect", arguments: { good: "main" } });
+  const otext = open.messages[0].content.text;
+  check(otext.includes("- [ ] the bad commit") && otext.includes("- [ ] the steps per training"), "open items pending", otext);
+  const bad = await plain.getPrompt({ name: "bisect", arguments: { good: "bisect/history", bad: "main", case: "toy_small",
+                                                                   steps: "5" } }).then(() => null, (e) => e);
+  check(bad && bad.message.includes("not an ancestor"), "a reversed range is refused", bad?.message);
+  elicitations.length = 0;
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    elicitations.push(request.params);
+    return { action: "accept", content: { bad: "bisect/history", case: "toy_small", steps: 5 } };
+  });
+  const asked = await client.getPrompt({ name: "bisect", arguments: { good: "main" } });
+  const props = elicitations[0]?.requestedSchema?.properties ?? {};
+  check(elicitations.length === 1 && props.bad && props.steps && !props.good, "the open items asked in one form", elicitations);
+  check(asked.messages[0].content.text.includes("(13 commits"), "the answers used", asked.messages[0].content.text);
+});
+
 await step("close", () => cleanupAll());
 console.log("PASS");
 process.exit(0);

@@ -7,6 +7,7 @@
 
 #include "domain/ledger/ledger.h"
 #include "domain/msprobe/analyze.h"
+#include "domain/msprobe/scan.h"
 #include "support/json_reader.h"
 #include "tools/authorize.h"
 #include "tools/msprobe_first_diff/msprobe_first_diff_schema.h"
@@ -19,8 +20,8 @@ namespace {
 
 struct Params {
   std::optional<std::string> baseline_dump, candidate_dump, compare_result;
-  std::optional<int64_t> step;
-  int64_t rank = 0;
+  std::optional<int64_t> step, rank;
+  std::optional<int64_t> threads, memory_budget_mib;
   std::string criterion = "msprobe";
   double abs_tol = 0, rel_tol = 0;
   std::vector<std::string> ignore;
@@ -31,6 +32,7 @@ struct Params {
   std::vector<std::string> user_code;
   int64_t max_next = 5;
   bool run_msprobe = false;
+  bool compare_table = false;
   std::optional<std::string> msprobe_python, msprobe_pythonpath;
   int64_t msprobe_timeout_s = 1800;
 };
@@ -49,7 +51,8 @@ Result<Params> Decode(const json& arguments) {
   for (size_t i = 0; r.ok() && i < p.user_code.size(); ++i) {
     if (p.user_code[i].empty()) r.Fail(r.Child("user_code") + "[" + std::to_string(i) + "]", "must not be empty");
   }
-  r.Optional("max_next", p.max_next).Optional("report_dir", p.report_dir);
+  r.Optional("threads", p.threads).Optional("memory_budget_mib", p.memory_budget_mib);
+  r.Optional("max_next", p.max_next).Optional("report_dir", p.report_dir).Optional("compare_table", p.compare_table);
   r.Optional("run_msprobe", p.run_msprobe).Optional("msprobe_python", p.msprobe_python);
   r.Optional("msprobe_pythonpath", p.msprobe_pythonpath).Optional("msprobe_timeout_s", p.msprobe_timeout_s);
   if (r.ok() && p.compare_result && (p.baseline_dump || p.candidate_dump)) {
@@ -60,7 +63,9 @@ Result<Params> Decode(const json& arguments) {
            "required (both dumps), unless compare_result names an msprobe compare result");
   }
   if (r.ok() && p.step && *p.step < 0) r.Fail(r.Child("step"), "must be >= 0");
-  if (r.ok() && p.rank < 0) r.Fail(r.Child("rank"), "must be >= 0");
+  if (r.ok() && p.rank && *p.rank < 0) r.Fail(r.Child("rank"), "must be >= 0");
+  if (r.ok() && p.threads && (*p.threads < 1 || *p.threads > 256)) r.Fail(r.Child("threads"), "must be between 1 and 256");
+  if (r.ok() && p.memory_budget_mib && *p.memory_budget_mib < 1) r.Fail(r.Child("memory_budget_mib"), "must be >= 1");
   if (r.ok() && (p.abs_tol < 0 || p.rel_tol < 0)) r.Fail(r.Child(p.abs_tol < 0 ? "abs_tol" : "rel_tol"), "must be >= 0");
   if (r.ok() && p.criterion == "tolerance" && p.abs_tol == 0 && p.rel_tol == 0) {
     r.Fail(r.Child("criterion"), "\"tolerance\" needs abs_tol or rel_tol (or use \"bitwise\")");
@@ -68,6 +73,10 @@ Result<Params> Decode(const json& arguments) {
   if (r.ok() && (p.max_next < 0 || p.max_next > 100)) r.Fail(r.Child("max_next"), "must be between 0 and 100");
   if (r.ok() && p.run_msprobe && p.compare_result) {
     r.Fail(r.Child("run_msprobe"), "runs msprobe compare on baseline_dump and candidate_dump; drop compare_result");
+  }
+  if (r.ok() && p.compare_table && (p.compare_result || p.run_msprobe)) {
+    r.Fail(r.Child("compare_table"), p.compare_result ? "the compare result is the table: nothing of parity's to write"
+                                                      : "run_msprobe writes msprobe's own table (hunt/msprobe_compare/)");
   }
   if (r.ok() && !p.run_msprobe && (p.msprobe_python || p.msprobe_pythonpath)) {
     r.Fail(r.Child(p.msprobe_python ? "msprobe_python" : "msprobe_pythonpath"), "only used with run_msprobe: true");
@@ -79,13 +88,37 @@ Result<Params> Decode(const json& arguments) {
   return p;
 }
 
-msprobe::AnalyzeOptions ToOptions(const Params& p, const fs::path& out_dir, const mcp::ToolContext& ctx) {
+std::string Summary(const json& out) {
+  if (!out["found"].get<bool>()) {
+    return "No divergent API: " + out["explanation"].get<std::string>() + ".";
+  }
+  const json& first = out["first_divergence"];
+  std::string s = out.contains("scan") ? "Dump tree: " + out["scan"]["explanation"].get<std::string>() + ". " : "";
+  s += "First divergent API: " + first["api"].get<std::string>() + " (" + first["verdict"].get<std::string>() +
+                  "): " + first["explanation"].get<std::string>() + ".";
+  if (first["user_frame"].is_object()) {
+    s += " User code: " + first["user_frame"]["file"].get<std::string>() + ":" +
+         std::to_string(first["user_frame"]["line"].get<int>()) + " in " +
+         first["user_frame"]["function"].get<std::string>() + ".";
+  }
+  const json& source = first["source"];
+  if (source.is_object() && source["in_changed_hunk"].is_boolean()) {
+    s += source["in_changed_hunk"].get<bool>() ? " The line is in a hunk changed between the commits."
+                                               : " The line is not in a changed hunk";
+    const json& trace = first["cause"]["trace"];
+    if (!source["in_changed_hunk"].get<bool>()) s += trace.is_object() ? ": " + trace.value("sentence", "") + "." : ".";
+  }
+  if (first["msprobe_note"].is_string()) s += " Note: " + first["msprobe_note"].get<std::string>() + ".";
+  return s;
+}
+
+msprobe::AnalyzeOptions ToOptions(const Params& p, const fs::path& out_dir, mcp::ToolContext& ctx) {
   msprobe::AnalyzeOptions o;
   if (p.baseline_dump) o.baseline_dump = fs::path(*p.baseline_dump);
   if (p.candidate_dump) o.candidate_dump = fs::path(*p.candidate_dump);
   if (p.compare_result) o.compare_result = fs::path(*p.compare_result);
   if (p.step) o.step = static_cast<int>(*p.step);
-  o.rank = static_cast<int>(p.rank);
+  if (p.rank) o.rank = static_cast<int>(*p.rank);
   o.compare.fuzzy = p.fuzzy_match;
   o.compare.require_same_shape = p.require_same_shape;
   o.criteria.mode = p.criterion == "bitwise"     ? msprobe::DiffCriteria::Mode::kBitwise
@@ -110,32 +143,15 @@ msprobe::AnalyzeOptions ToOptions(const Params& p, const fs::path& out_dir, cons
     o.msprobe_run = run;
   }
   o.output_dir = out_dir;
+  o.write_compare_table = p.compare_table;
+  if (p.compare_table) {
+    // The answer first: the table can take many seconds more.
+    o.on_answer = [&ctx](const json& answer) { ctx.Progress(1, 2, Summary(answer) + " Writing the compare table."); };
+  }
   o.cancel = ctx.cancellation();
   return o;
 }
 
-std::string Summary(const json& out) {
-  if (!out["found"].get<bool>()) {
-    return "No divergent API: " + out["explanation"].get<std::string>() + ".";
-  }
-  const json& first = out["first_divergence"];
-  std::string s = "First divergent API: " + first["api"].get<std::string>() + " (" + first["verdict"].get<std::string>() +
-                  "): " + first["explanation"].get<std::string>() + ".";
-  if (first["user_frame"].is_object()) {
-    s += " User code: " + first["user_frame"]["file"].get<std::string>() + ":" +
-         std::to_string(first["user_frame"]["line"].get<int>()) + " in " +
-         first["user_frame"]["function"].get<std::string>() + ".";
-  }
-  const json& source = first["source"];
-  if (source.is_object() && source["in_changed_hunk"].is_boolean()) {
-    s += source["in_changed_hunk"].get<bool>() ? " The line is in a hunk changed between the commits."
-                                               : " The line is not in a changed hunk";
-    const json& trace = first["cause"]["trace"];
-    if (!source["in_changed_hunk"].get<bool>()) s += trace.is_object() ? ": " + trace.value("sentence", "") + "." : ".";
-  }
-  if (first["msprobe_note"].is_string()) s += " Note: " + first["msprobe_note"].get<std::string>() + ".";
-  return s;
-}
 
 // The dumps, the compare result and the source tree are read, the report directory is
 // written: all inside the user's folders. msprobe's interpreter and PYTHONPATH (a folder of
@@ -170,7 +186,18 @@ mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
   if (Status s = AuthorizeInputs(p, report_dir, ctx); !s.ok()) return mcp::ToolResult::Error(s);
   ctx.Progress(0, 2, "reading and comparing the dumps");
   auto started = std::chrono::steady_clock::now();
-  auto result = msprobe::AnalyzeFirstDiff(ToOptions(p, out_dir, ctx));
+  // A dump tree without step and rank: every (step, rank) pair, the first to diverge answered.
+  const bool tree = !p.compare_result && !p.run_msprobe && !p.step && !p.rank &&
+                    msprobe::IsDumpTree(*p.baseline_dump, *p.candidate_dump);
+  msprobe::ScanOptions scan;
+  if (p.threads) scan.threads = static_cast<size_t>(*p.threads);
+  if (p.memory_budget_mib) scan.memory_budget = static_cast<uint64_t>(*p.memory_budget_mib) << 20;
+  scan.progress = [&ctx](size_t done, size_t total, const std::string& pair) {
+    ctx.Progress(static_cast<double>(done) / static_cast<double>(total + 1), 2, pair + " compared (" +
+                 std::to_string(done) + " of " + std::to_string(total) + " pairs)");
+  };
+  auto result = tree ? msprobe::AnalyzeDumpTree(ToOptions(p, out_dir, ctx), scan)
+                     : msprobe::AnalyzeFirstDiff(ToOptions(p, out_dir, ctx));
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   ledger::Entry entry;
@@ -219,14 +246,15 @@ mcp::Tool MakeMsprobeFirstDiffTool() {
   tool.spec.title = "First divergent operator from msprobe dumps";
   tool.spec.description =
       "Reads two msprobe dump trees (dump.json, stack.json, construct.json; statistics, md5 or tensor mode) for one "
-      "rank and step, or an existing msprobe compare result (CSV/XLSX), matches them as msprobe compare does and "
+      "rank and step (or every (step, rank) pair of a dump tree, on a bounded pool: the first rank to diverge), or "
+      "an existing msprobe compare result (CSV/XLSX), matches them as msprobe compare does and "
       "walks the APIs in execution order to the first one whose output diverges. Says whether that API's inputs "
       "already differed (\"inputs equal, output differs\" names the operator itself), gives both sides' values, the "
       "next divergent APIs, the in-place CRC noise msprobe dumps carry, the call stack, the first user-code frame "
       "mapped to a local file, the source line, and the git hunk between baseline_ref and candidate_ref that "
-      "changed it. Writes hunt/hunt.json and hunt/compare_table.csv (msprobe's column layout) to the report "
-      "directory. With run_msprobe it runs the real `msprobe compare` on the two dumps (msprobe on PATH, or "
-      "msprobe_python -m msprobe.msprobe) and analyses msprobe's own result.";
+      "changed it. Writes hunt/hunt.json to the report directory, and with compare_table: true also "
+      "hunt/compare_table.csv (msprobe's column layout), after sending the answer as progress. With run_msprobe it runs the real `msprobe compare` on "
+      "the two dumps (msprobe on PATH, or msprobe_python -m msprobe.msprobe) and analyses msprobe's own result.";
   tool.spec.input_schema = MsprobeFirstDiffInputSchema();
   tool.spec.output_schema = MsprobeFirstDiffOutputSchema();
   tool.spec.annotations.read_only = false;  // writes its report files, never the user's tree
