@@ -20,6 +20,8 @@ namespace parity::testing {
 inline policy::Policy TestUserPolicy(const std::filesystem::path& report_dir) {
   policy::Policy p;
   p.AddFolder(std::filesystem::temp_directory_path(), true, "test");
+  // Some fixtures make their folders under /tmp whatever TMPDIR says.
+  if (std::filesystem::temp_directory_path() != "/tmp") p.AddFolder("/tmp", true, "test");
   p.AddFolder(std::filesystem::current_path(), true, "test");
   if (!report_dir.empty()) p.AddFolder(std::filesystem::absolute(report_dir), true, "test");
 #ifdef PARITY_TEST_SOURCE_DIR
