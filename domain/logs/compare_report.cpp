@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "domain/logs/result_json.h"
+#include "domain/logs/number_text.h"
 
 namespace parity::logs {
 namespace {
@@ -116,18 +117,6 @@ json MetricJson(const MetricComparison& m) {
           {"identical_as_printed", m.identical},
           {"offending", std::move(offending)},
           {"checks", std::move(checks)}};
-}
-
-void AppendNumber(std::string& out, double v) {
-  if (std::isnan(v)) {
-    out += "nan";
-  } else if (std::isinf(v)) {
-    out += v > 0 ? "inf" : "-inf";
-  } else {
-    char buf[32];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-    out.append(buf, end);
-  }
 }
 
 Status WriteAtomically(const std::filesystem::path& path, const std::string& content) {

@@ -7,23 +7,13 @@
 #include <map>
 #include <string_view>
 
+#include "domain/logs/number_text.h"
 #include "support/utf8.h"
 
 namespace parity::logs {
 namespace {
 
 constexpr std::string_view kHeader = "rank,metric,step,value,decimals\n";
-
-void AppendNumber(std::string& out, double v) {
-  if (std::isnan(v)) {
-    out += "nan";
-  } else if (std::isinf(v)) {
-    out += v > 0 ? "inf" : "-inf";
-  } else {
-    char buf[32];
-    out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
-  }
-}
 
 // A metric name as one CSV field: quoted when it holds a comma or a quote.
 std::string Field(const std::string& name) {

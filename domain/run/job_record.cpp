@@ -159,19 +159,4 @@ json ToJson(const SshTarget& t) {
   return j;
 }
 
-Result<std::optional<SshTarget>> SshTargetOf(const json& job) {
-  if (!job.contains("ssh") || job["ssh"].is_null()) return std::optional<SshTarget>();
-  const json& s = job["ssh"];
-  SshTarget t;
-  t.host = s.value("host", "");
-  t.user = s.value("user", "");
-  t.port = s.value("port", 22);
-  t.connect_timeout_s = s.value("connect_timeout_s", 15);
-  if (s.contains("identity_file")) t.identity_file = s["identity_file"].get<std::string>();
-  if (s.contains("password_env")) t.password_env = s["password_env"].get<std::string>();
-  if (s.contains("known_hosts")) t.known_hosts = s["known_hosts"].get<std::string>();
-  if (t.host.empty()) return Internal("job record has an ssh block without a host");
-  return std::optional<SshTarget>(t);
-}
-
 }  // namespace parity::run

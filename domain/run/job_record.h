@@ -54,6 +54,5 @@ class JobLock {
 };
 
 json ToJson(const SshTarget& target);
-Result<std::optional<SshTarget>> SshTargetOf(const json& job);
 
 }  // namespace parity::run
