@@ -31,26 +31,42 @@ namespace mcp = parity::mcp;
   std::abort();
 }
 
+// One message: a request/notification with a method, or a response with an id and
+// exactly one of result or error.
+void CheckMessage(const json& message) {
+  if (!message.is_object()) Violation("sent a non-object", message);
+  auto jsonrpc = message.find("jsonrpc");
+  if (jsonrpc == message.end() || *jsonrpc != "2.0") Violation("sent a message without jsonrpc 2.0", message);
+  if (message.contains("method")) {
+    if (!message["method"].is_string()) Violation("sent a non-string method", message);
+  } else {
+    if (!message.contains("id")) Violation("sent a response without an id", message);
+    const json& id = message["id"];
+    if (!(id.is_null() || id.is_string() || id.is_number_integer())) Violation("sent a response with a bad id", message);
+    if (message.contains("result") == message.contains("error")) Violation("sent a response without exactly one of result/error", message);
+    if (message.contains("error")) {
+      const json& error = message["error"];
+      if (!error.is_object() || !error.contains("code") || !error["code"].is_number_integer() ||
+          !error.contains("message") || !error["message"].is_string()) {
+        Violation("sent a malformed error object", message);
+      }
+    }
+  }
+}
+
 class CheckingSink final : public mcp::Sink {
  public:
   bool Send(const json& message) override {
-    if (!message.is_object()) Violation("sent a non-object", message);
-    auto jsonrpc = message.find("jsonrpc");
-    if (jsonrpc == message.end() || *jsonrpc != "2.0") Violation("sent a message without jsonrpc 2.0", message);
-    if (message.contains("method")) {
-      if (!message["method"].is_string()) Violation("sent a non-string method", message);
-    } else {
-      if (!message.contains("id")) Violation("sent a response without an id", message);
-      const json& id = message["id"];
-      if (!(id.is_null() || id.is_string() || id.is_number_integer())) Violation("sent a response with a bad id", message);
-      if (message.contains("result") == message.contains("error")) Violation("sent a response without exactly one of result/error", message);
-      if (message.contains("error")) {
-        const json& error = message["error"];
-        if (!error.is_object() || !error.contains("code") || !error["code"].is_number_integer() ||
-            !error.contains("message") || !error["message"].is_string()) {
-          Violation("sent a malformed error object", message);
-        }
+    // A batch's responses go out as one JSON array (JSON-RPC 2.0 section 6): never empty,
+    // and every element a response.
+    if (message.is_array()) {
+      if (message.empty()) Violation("sent an empty batch array", message);
+      for (const json& element : message) {
+        if (element.contains("method")) Violation("sent a request inside a batch response", message);
+        CheckMessage(element);
       }
+    } else {
+      CheckMessage(message);
     }
     (void)mcp::DumpLine(message);  // what the stdio transport writes must serialize
     return true;
