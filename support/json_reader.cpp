@@ -4,6 +4,12 @@
 
 namespace parity {
 
+std::string StringOrEmpty(const json& object, std::string_view key) {
+  if (!object.is_object()) return "";
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 const char* JsonTypeName(const json& v) {
   switch (v.type()) {
     case json::value_t::null: return "null";

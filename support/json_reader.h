@@ -24,6 +24,11 @@ using json = nlohmann::json;
 // "string", "number", "object"... as a JSON Schema would say it.
 const char* JsonTypeName(const json& value);
 
+// The string at object[key], or "" when object is not an object, the key is absent or the
+// value is not a string. For files parity reads back (records, repository files), where
+// json::value(key, "") would throw on a value of another type.
+std::string StringOrEmpty(const json& object, std::string_view key);
+
 class JsonReader {
  public:
   // `path` is how the object is named in messages, e.g. "arguments".

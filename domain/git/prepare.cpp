@@ -279,7 +279,10 @@ Result<PrepareOutcome> PrepareWorktrees(git_repository* repo, const PrepareReque
   const Classification& cl = req.classification;
   PARITY_RETURN_IF_ERROR(ValidateClasses(cl, req.classes));
   fs::path root = WorkdirOf(repo);
-  auto [base_path, cand_path] = WorktreePaths(repo, req);
+  // Named copies, not a structured binding: clang before 16 cannot capture those in a lambda.
+  const auto paths = WorktreePaths(repo, req);
+  const fs::path base_path = paths.first;
+  const fs::path cand_path = paths.second;
   if (base_path == cand_path) return InvalidArgument("baseline_path and candidate_path are the same folder " + base_path.string());
   for (const auto& p : {base_path, cand_path}) {
     if (IsInside(p, fs::weakly_canonical(root)) || p == fs::weakly_canonical(root)) {

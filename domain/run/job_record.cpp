@@ -1,5 +1,6 @@
 #include "domain/run/job_record.h"
 #include "support/json_document.h"
+#include "support/json_reader.h"
 #include "support/safe_file.h"
 
 #include <fcntl.h>
@@ -42,12 +43,27 @@ Status ValidateJob(const json& job, const std::string& id) {
                   "remove the job folder by hand");
   };
   auto is_string = [&](const char* key) { return job.contains(key) && job[key].is_string(); };
-  if (!job.is_object() || job.value("schema", "") != kJobSchema) return bad("not a " + std::string(kJobSchema) + " object");
-  if (job.value("id", "") != id) return bad("its id is not its folder's name");
+  if (!job.is_object() || StringOrEmpty(job, "schema") != kJobSchema) return bad("not a " + std::string(kJobSchema) + " object");
+  if (StringOrEmpty(job, "id") != id) return bad("its id is not its folder's name");
   if (!is_string("log") || !IsJobId(job["log"].get<std::string>())) {
     return bad("\"log\" must be a file name in the report directory");
   }
   if (!is_string("host")) return bad("no host");
+  // The fields read back as text or numbers later: of that type when present, so no reader
+  // of a validated record meets a value of another type.
+  for (const char* key : {"tool", "phase", "config", "launcher", "started", "executor", "ledger_entry", "remote_dir"}) {
+    if (job.contains(key) && !job[key].is_string()) return bad("\"" + std::string(key) + "\" is not a string");
+  }
+  if (job.contains("side") && !job["side"].is_null() && !job["side"].is_string()) return bad("\"side\" is not a string");
+  if (job.contains("notes")) {
+    if (!job["notes"].is_array()) return bad("\"notes\" is not a list");
+    for (const auto& n : job["notes"]) {
+      if (!n.is_string()) return bad("a note that is not a string");
+    }
+  }
+  for (const char* key : {"started_unix", "timeout_s"}) {
+    if (job.contains(key) && !job[key].is_number()) return bad("\"" + std::string(key) + "\" is not a number");
+  }
   const json& command = job.value("command", json());
   if (!command.is_object() || !command.value("argv", json()).is_array() || !command.value("cwd", json()).is_string() ||
       !command.value("env", json::object()).is_object()) {
@@ -78,11 +94,21 @@ Status ValidateJob(const json& job, const std::string& id) {
   const json& ssh = job.value("ssh", json());
   if (!ssh.is_null()) {
     if (!ssh.is_object() || !ssh.value("host", json()).is_string()) return bad("an ssh block without a host");
-    std::string dir = job.value("remote_dir", "");
+    std::string dir = StringOrEmpty(job, "remote_dir");
     std::string tail = "/" + id;
     if (dir.size() <= tail.size() || dir.compare(dir.size() - tail.size(), tail.size(), tail) != 0 || HasDotDot(dir)) {
       return bad("\"remote_dir\" must be <remote job root>/" + id);
     }
+  }
+  if (job.contains("slurm")) {
+    const json& slurm = job["slurm"];
+    if (!slurm.is_object() || !slurm.contains("job_id") || !slurm["job_id"].is_string()) {
+      return bad("a slurm block without a job id");
+    }
+    for (const char* key : {"submit_host", "batch_script"}) {
+      if (slurm.contains(key) && !slurm[key].is_string()) return bad("slurm." + std::string(key) + " is not a string");
+    }
+    if (slurm.contains("poll_interval_s") && !slurm["poll_interval_s"].is_number()) return bad("slurm.poll_interval_s is not a number");
   }
   if (job.contains("supervisor_pid") && !job["supervisor_pid"].is_number_integer()) return bad("a supervisor pid that is not a number");
   if (job.contains("nonce") && !job["nonce"].is_string()) return bad("a nonce that is not a string");
@@ -124,7 +150,7 @@ std::vector<std::string> JobIds(const fs::path& report_dir) {
     std::string id = entry.path().filename().string();
     if (!IsJobId(id) || !fs::exists(entry.path() / "job.json")) continue;
     auto job = LoadJob(report_dir, id);
-    found.emplace_back(job.ok() ? job->value("started", "") : "", id);
+    found.emplace_back(job.ok() ? StringOrEmpty(*job, "started") : "", id);
   }
   std::sort(found.begin(), found.end());
   std::vector<std::string> ids;

@@ -55,6 +55,28 @@ class JobRecordsTest : public ::testing::Test {
   ToyRepo toy_;
 };
 
+// Found by file_readers_fuzzer: a field of another type than parity writes (a schema that
+// is an object, a Slurm job id that is a number) made json::value throw out of the check.
+// Each is now a refusal that names the field, from the status call and the listing alike.
+TEST_F(JobRecordsTest, AFieldOfTheWrongTypeIsARefusalNotACrash) {
+  const std::vector<std::pair<std::string, json>> edits = {
+      {"schema", json::object()}, {"phase", 7}, {"started", 1.5}, {"executor", json::array()},
+      {"remote_dir", false}, {"notes", "one note"}, {"slurm", {{"job_id", 42}}}, {"timeout_s", "long"}};
+  for (const auto& [key, value] : edits) {
+    SCOPED_TRACE(key);
+    json r = Record("typed");
+    r[key] = value;
+    Plant(r);
+    auto v = JobStatus(toy_.report(), "typed");
+    ASSERT_FALSE(v.ok());
+    EXPECT_EQ(v.status().kind(), ErrorKind::kFailedPrecondition);
+    EXPECT_THAT(v.status().message(), HasSubstr("is not one parity would act on"));
+    auto listed = ListJobs(toy_.report());
+    ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+    fs::remove_all(toy_.report() / "jobs" / "typed");
+  }
+}
+
 TEST_F(JobRecordsTest, ALogOutsideTheReportDirectoryIsNeverRead) {
   fs::path secret = toy_.root() / "secret.txt";
   std::ofstream(secret) << "Traceback (most recent call last): SECRET-LINE\nERROR SECRET-LINE\n";
