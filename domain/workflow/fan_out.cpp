@@ -147,12 +147,19 @@ class Runner {
     RunOutcome& o = out_[i];
     o.status = status;
     if (!job.is_null()) o.job = job;
-    if (status == "ok") {
+    Status taken = o_.on_end ? o_.on_end(i, o.job, status == "ok") : Status::Ok();
+    if (status == "ok" && taken.ok()) {
       obs_.Note(runs_[i].label + ": " + job.value("message", "ok"));
       return;
     }
+    if (status == "ok") {
+      o.status = "error";  // it trained, but what it left cannot be taken
+      error = std::move(taken);
+    } else if (!taken.ok()) {
+      obs_.Note(runs_[i].label + ": " + taken.message());
+    }
     o.error = error.ok() ? FailedPrecondition(runs_[i].label + " ended " + status) : std::move(error);
-    obs_.Note(runs_[i].label + ": " + status + " — " + o.error.message());
+    obs_.Note(runs_[i].label + ": " + o.status + " — " + o.error.message());
     if (o_.stop_at_first_failure && !stopping_) {
       stopping_ = true;
       for (const auto& f : flights_) {

@@ -11,6 +11,7 @@
 // cancelled and no new one starts.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,11 @@ struct FanOutOptions {
   size_t max_parallel = 1;
   bool stop_at_first_failure = false;
   double poll_interval_s = 1.0;
+  // Called with a run's plan index and last job view when it ends (ok: whether it ended
+  // ok), before any later run starts (with max_parallel 1, before the next one): to take or
+  // discard what the run left in its folder. An error makes an ok run's outcome "error"
+  // with that status.
+  std::function<Status(size_t, const nlohmann::json& job, bool ok)> on_end;
 };
 
 // Runs every planned run; the outcomes are in plan order. An error only when the

@@ -151,6 +151,7 @@ Result<json> CaseRunner::CacheMaterial(const MatrixEntry& entry, const Worktrees
                    {"steps", config_.steps},
                    {"seed", 42},  // run_training's default, which the premerge does not change
                    {"tensorboard", config_.tensorboard}};
+  if (config_.metrics_file) material["metrics_file"] = *config_.metrics_file;
   PARITY_RETURN_IF_ERROR(HashOutside(config_.dataset_path, "dataset", material));
   PARITY_RETURN_IF_ERROR(HashOutside(config_.tokenizer, "tokenizer", material));
   return material;
@@ -173,9 +174,12 @@ Result<std::vector<CaseRunner::Run>> CaseRunner::ReuseCached(const MatrixEntry& 
     if (ec) return Unavailable("cannot copy the cached log " + c.log.string() + " to " + log.string() + ": " + ec.message());
     r.log = log.string();
     json outputs = {{"log", log.lexically_relative(config_.report_dir).string()}};
-    if (config_.tensorboard) {
-      if (c.events.empty()) return FailedPrecondition("the cached baseline run " + std::to_string(i + 1) + " has no TensorBoard events");
-      const fs::path events = TensorBoardDir(r.side, entry.name) / "from-cache" / c.events.filename();
+    if (FullPrecision()) {
+      if (c.events.empty()) {
+        return FailedPrecondition("the cached baseline run " + std::to_string(i + 1) + " has no full-precision metrics");
+      }
+      const fs::path events = config_.metrics_file ? MetricsCopy(r.side, entry.name)
+                                                   : TensorBoardDir(r.side, entry.name) / "from-cache" / c.events.filename();
       fs::create_directories(events.parent_path(), ec);
       fs::copy_file(c.events, events, fs::copy_options::overwrite_existing, ec);
       if (ec) return Unavailable("cannot copy the cached events " + c.events.string() + ": " + ec.message());

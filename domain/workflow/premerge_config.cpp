@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "support/json_reader.h"
+#include "support/safe_file.h"
 
 namespace parity::workflow {
 
@@ -52,7 +53,7 @@ Result<PremergeConfig> ParsePremergeConfig(const nlohmann::json& value, const st
   r.Optional("launcher", c.launcher).Optional("script", c.script).Optional("env", c.env).Optional("timeout_s", c.timeout_s);
   r.Optional("baseline_path", c.baseline_path).Optional("candidate_path", c.candidate_path);
   c.tensorboard = !c.launcher || *c.launcher == "torchtitan";
-  r.Optional("tensorboard", c.tensorboard);
+  r.Optional("tensorboard", c.tensorboard).Optional("metrics_file", c.metrics_file);
   r.Object("compare", false, [&](JsonReader& s) {
     s.Optional("preset", c.preset).Optional("bitwise", c.bitwise).Optional("tolerance_abs", c.tolerance_abs);
   });
@@ -123,7 +124,26 @@ Result<PremergeConfig> ParsePremergeConfig(const nlohmann::json& value, const st
   if (c.tolerance_abs && !(*c.tolerance_abs >= 0)) return InvalidArgument(name + ".compare.tolerance_abs: must be >= 0");
   if (c.timeout_s < 0) return InvalidArgument(name + ".timeout_s: must be >= 0");
   if (max_parallel && *max_parallel < 1) return InvalidArgument(name + ".max_parallel: must be at least 1");
-  c.max_parallel = max_parallel.value_or(c.executor == "slurm" ? 16 : 1);
+  if (c.metrics_file) {
+    if (c.metrics_file->empty() || !IsPlainRelative(*c.metrics_file)) {
+      return InvalidArgument(name + ".metrics_file: \"" + *c.metrics_file +
+                             "\" must be a path inside the worktree (relative, without \"..\")")
+          .WithHint("name the file the trainer writes, relative to the repository root, e.g. \"outputs/metrics.jsonl\"");
+    }
+    if (value.contains("tensorboard") && value["tensorboard"] == true) {
+      return InvalidArgument(name + ": \"metrics_file\" and \"tensorboard\": true name two sources of the same values")
+          .WithHint("keep the one the trainer writes at full precision");
+    }
+    c.tensorboard = false;
+    // Runs side by side in one worktree would write (and parity would move) the same file.
+    if (max_parallel.value_or(1) > 1) {
+      return InvalidArgument(name + ".metrics_file: needs \"max_parallel\": 1 (runs side by side in one worktree "
+                             "would write the same file)")
+          .WithHint("set \"max_parallel\": 1, or let the trainer write TensorBoard into a folder parity names "
+                    "(\"tensorboard\": true)");
+    }
+  }
+  c.max_parallel = max_parallel.value_or(c.executor == "slurm" && !c.metrics_file ? 16 : 1);
   if (!c.mail.is_null() && !c.mail.is_object()) return InvalidArgument(name + ".mail: expected object or null");
   fs::path repo_path = repo;
   c.repo = fs::absolute(repo_path.is_relative() ? base / repo_path : repo_path).lexically_normal();

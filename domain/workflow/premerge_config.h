@@ -10,6 +10,9 @@
 //   "launcher": "torchtitan", "script": null, "env": {}, "timeout_s": 0,
 //   "baseline_path": null, "candidate_path": null,
 //   "tensorboard": true,               // compare full-precision TensorBoard values (torchtitan)
+//   "metrics_file": null,              // or the JSON lines file the trainer writes itself, relative
+//                                      // to the worktree (e.g. "outputs/metrics.jsonl"): each run's
+//                                      // is moved into <report_dir>/metrics/ and compared instead
 //   "compare": {"preset": "premerge", "bitwise": false, "tolerance_abs": null},
 //   "report": {"language": "zh", "title": null},
 //   "mail": null,                      // render_report's mail object (step 7)
@@ -81,6 +84,9 @@ struct PremergeConfig {
   int timeout_s = 0;
   std::optional<std::string> baseline_path, candidate_path;
   bool tensorboard = true;  // default: true for the torchtitan launcher, false for the others
+  // The trainer's own full-precision metrics (JSON lines, one object per step), relative to
+  // the worktree; set, it replaces TensorBoard and needs max_parallel 1 (one file per worktree).
+  std::optional<std::string> metrics_file;
   std::string preset = "premerge";
   bool bitwise = false;
   std::optional<double> tolerance_abs;  // overrides the preset's absolute tolerance

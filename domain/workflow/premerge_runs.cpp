@@ -4,6 +4,7 @@
 
 #include "domain/env/probe.h"
 #include "domain/workflow/tensorboard_run.h"
+#include "support/safe_file.h"
 
 namespace parity::workflow {
 
@@ -126,7 +127,40 @@ Result<CaseRunner::Run> CaseRunner::RunOf(const MatrixEntry& entry, const std::s
     if (!events.ok()) return NoTensorBoardEvents(entry.name + ": the " + side + " run", dir, r.log, kNoTensorBoardHint);
     r.events = events->string();
   }
+  if (config_.metrics_file) r.events = MetricsCopy(side, entry.name).string();  // TakeMetricsFile made it
   return r;
+}
+
+fs::path CaseRunner::MetricsCopy(const std::string& side, const std::string& config) const {
+  return config_.report_dir / "metrics" / (side + "_" + config + ".jsonl");
+}
+
+Status CaseRunner::TakeMetricsFile(const std::string& worktree, const std::string& side, const std::string& config,
+                                   const json& job, bool ok) {
+  const std::string& relative = *config_.metrics_file;
+  const fs::path where = fs::path(worktree) / relative;
+  if (!ok) return RemoveUnder(worktree, relative);  // a failed run's partial file is not the next run's
+  // Per-step JSON lines are a few hundred bytes a step; far more is not a metrics file.
+  constexpr uint64_t kMaxMetricsBytes = uint64_t{512} << 20;
+  auto text = ReadFileUnder(worktree, relative, kMaxMetricsBytes);
+  if (!text.ok() || text->empty()) {
+    Status s = FailedPrecondition(config + ": the " + side + " run " +
+                                  (text.ok() ? "left an empty metrics file " + where.string()
+                                   : text.status().kind() == ErrorKind::kNotFound
+                                       ? "wrote no metrics file " + where.string()
+                                       : "left a metrics file parity cannot read: " + text.status().message()) +
+                                  " (\"metrics_file\" in premerge.json)");
+    s.WithHint("the trainer must write one JSON object per step (step, loss, grad_norm) to \"" + relative +
+               "\" in its repository folder on every run; or remove \"metrics_file\" to compare TensorBoard "
+               "events or the printed values");
+    s.WithEvidence("log", LogPathOf(job, config_.report_dir));
+    return s;
+  }
+  const fs::path copy = MetricsCopy(side, config);
+  PARITY_RETURN_IF_ERROR(WriteFileUnder(config_.report_dir, copy.lexically_relative(config_.report_dir), *text));
+  PARITY_RETURN_IF_ERROR(RemoveUnder(worktree, relative));
+  observer_.Note(config + ": " + side + " metrics " + where.string() + " moved to " + copy.string());
+  return Status::Ok();
 }
 
 Status CaseRunner::ShowPlan(const PlannedRun& first) {
@@ -141,11 +175,17 @@ Status CaseRunner::ShowPlan(const PlannedRun& first) {
   return Status::Ok();
 }
 
-FanOutOptions CaseRunner::FanOutSettings() const {
+FanOutOptions CaseRunner::FanOutSettings(std::function<std::tuple<std::string, std::string, std::string>(size_t)> slot) {
   FanOutOptions options;
   options.max_parallel = static_cast<size_t>(std::max(1, config_.max_parallel));
   options.stop_at_first_failure = config_.stop_at_first_failure;
   options.poll_interval_s = 0.5;
+  if (config_.metrics_file && slot) {
+    options.on_end = [this, slot](size_t i, const json& job, bool ok) {
+      auto [worktree, side, config] = slot(i);
+      return TakeMetricsFile(worktree, side, config, job, ok);
+    };
+  }
   return options;
 }
 
@@ -201,8 +241,24 @@ Status CaseRunner::Train(const std::vector<MatrixEntry>& matrix, const Worktrees
     checkpoints.push_back({entry.name + " initial checkpoint", gen, std::nullopt});
   }
   if (checkpoints.empty()) return Status::Ok();
+  if (config_.metrics_file) {
+    // The worktrees are fresh checkouts: a file already at metrics_file is in the repository,
+    // and a run that writes none could not be told from one that wrote it. Refused, not
+    // removed (the file is the repository's, and removing it would change the tree).
+    for (const std::string& tree : {wt.baseline, wt.candidate}) {
+      const fs::path there = fs::path(tree) / *config_.metrics_file;
+      if (fs::symlink_status(there).type() == fs::file_type::not_found) continue;
+      return FailedPrecondition("\"metrics_file\": " + there.string() +
+                                " exists before any run (the repository holds it), so parity could not tell "
+                                "a run's own file from it")
+          .WithHint("name a file the trainer writes and the repository does not hold (e.g. under its output "
+                    "folder), or remove it from the repository");
+    }
+  }
   PARITY_RETURN_IF_ERROR(ShowPlan(checkpoints.front()));
-  PARITY_ASSIGN_OR_RETURN(std::vector<RunOutcome> made, FanOut(checkpoints, FanOutSettings(), runner_, observer_));
+  auto checkpoint_slot = [&](size_t i) { return std::tuple{wt.candidate, std::string("gen_ckpt"), matrix[i].name}; };
+  PARITY_ASSIGN_OR_RETURN(std::vector<RunOutcome> made,
+                          FanOut(checkpoints, FanOutSettings(checkpoint_slot), runner_, observer_));
   PARITY_RETURN_IF_ERROR(FanOutFailure(checkpoints, made));
   training_runs_ += static_cast<int>(checkpoints.size());
 
@@ -247,7 +303,11 @@ Status CaseRunner::Train(const std::vector<MatrixEntry>& matrix, const Worktrees
       add(c, "candidate_resume2", std::move(resumed), part1);
     }
   }
-  PARITY_ASSIGN_OR_RETURN(std::vector<RunOutcome> outcomes, FanOut(plan, FanOutSettings(), runner_, observer_));
+  auto run_slot = [&](size_t i) {
+    const std::string& side = slots[i].side;
+    return std::tuple{side.rfind("baseline", 0) == 0 ? wt.baseline : wt.candidate, side, matrix[slots[i].config].name};
+  };
+  PARITY_ASSIGN_OR_RETURN(std::vector<RunOutcome> outcomes, FanOut(plan, FanOutSettings(run_slot), runner_, observer_));
   PARITY_RETURN_IF_ERROR(FanOutFailure(plan, outcomes));
   training_runs_ += static_cast<int>(plan.size());
   for (const auto& o : made) {

@@ -15,9 +15,11 @@
 // Every run and comparison is a call of the tool the skill names, through the StepRunner.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -59,7 +61,9 @@ class CaseRunner {
  private:
   struct Run {
     std::string side;         // baseline, baseline_r2.., candidate, candidate_resume1/2
-    std::string log, events;  // absolute; events empty without TensorBoard
+    // absolute; events: the full-precision metrics compared (TensorBoard events, or the
+    // trainer's metrics_file moved into the report directory), empty without either
+    std::string log, events;
     nlohmann::json environment = nlohmann::json::object();  // {"sha256", "summary", ...}
     nlohmann::json job;       // run_training's job view (null for a cached run)
     nlohmann::json ledger_entry;  // a cached run's entry as first recorded (fresh runs: read at store)
@@ -85,7 +89,14 @@ class CaseRunner {
   Result<Run> RunOf(const MatrixEntry& entry, const std::string& side, const RunOutcome& outcome);
   // The batch script of the first run when the executor writes one, before anything starts.
   Status ShowPlan(const PlannedRun& first);
-  FanOutOptions FanOutSettings() const;
+  // `slot(i)`: the worktree, side and config of plan run i, for metrics_file.
+  FanOutOptions FanOutSettings(std::function<std::tuple<std::string, std::string, std::string>(size_t)> slot = {});
+  // metrics_file: where a run's copy goes, and the move of the trainer's file out of the
+  // worktree when the run ends (discarded when it failed), so the next run starts without one.
+  std::filesystem::path MetricsCopy(const std::string& side, const std::string& config) const;
+  Status TakeMetricsFile(const std::string& worktree, const std::string& side, const std::string& config,
+                         const nlohmann::json& job, bool ok);
+  bool FullPrecision() const { return config_.tensorboard || config_.metrics_file.has_value(); }
   // Where gate 3's two runs keep the save the second resumes from.
   std::string ResumeFolder(const MatrixEntry& entry) const;
   // Looks the baseline up in the cache; fills t.baselines / t.cache_key / t.from_cache.
@@ -93,7 +104,7 @@ class CaseRunner {
                         const nlohmann::json& checkpoint_run, Trained& t, nlohmann::json& material);
   int Repeats() const;
   static std::string BaselineSide(int index);  // 0 -> baseline, 1 -> baseline_r2, ...
-  const std::string& Compared(const Run& run) const { return config_.tensorboard ? run.events : run.log; }
+  const std::string& Compared(const Run& run) const { return FullPrecision() ? run.events : run.log; }
 
   Status ValidateLogs(const MatrixEntry& entry, const Trained& t);
   Result<nlohmann::json> CompareCase(const std::string& case_name, const Run& baseline, const Run& candidate,

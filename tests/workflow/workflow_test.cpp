@@ -155,6 +155,28 @@ TEST(PremergeConfig, ErrorsNameTheJsonPath) {
   EXPECT_NE(err(j).find("premerge.json.report.language"), std::string::npos) << err(j);
 }
 
+TEST(PremergeConfig, MetricsFileReplacesTensorBoardAndNeedsOneRunAtATime) {
+  auto parse = [](json j) { return ParsePremergeConfig(j, "premerge.json", "/base"); };
+  auto c = parse({{"baseline", "main"}, {"metrics_file", "outputs/metrics.jsonl"}});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_FALSE(c->tensorboard) << "the trainer's file is the full-precision source";
+  EXPECT_EQ(c->max_parallel, 1);
+  c = parse({{"baseline", "main"}, {"metrics_file", "outputs/metrics.jsonl"}, {"executor", "slurm"}});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->max_parallel, 1) << "Slurm's default of 16 side by side would share the file";
+  for (const std::string& bad : {"/abs/metrics.jsonl", "../metrics.jsonl", "outputs/../../x", ""}) {
+    auto e = parse({{"baseline", "main"}, {"metrics_file", bad}});
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_NE(e.status().message().find("premerge.json.metrics_file"), std::string::npos) << e.status().message();
+  }
+  auto both = parse({{"baseline", "main"}, {"metrics_file", "m.jsonl"}, {"tensorboard", true}});
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.status().message().find("two sources"), std::string::npos) << both.status().message();
+  auto parallel = parse({{"baseline", "main"}, {"metrics_file", "m.jsonl"}, {"max_parallel", 4}});
+  ASSERT_FALSE(parallel.ok());
+  EXPECT_NE(parallel.status().message().find("max_parallel"), std::string::npos) << parallel.status().message();
+}
+
 TEST(ComparerConfig, ReadsTheSeedFormatAndHidesThePassword) {
   json j = json::parse(R"({
     "baseline": {"mode": "local", "log_path": "/b.log", "code_path": "/b", "run_script": "bash run.sh",

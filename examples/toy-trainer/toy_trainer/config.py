@@ -76,6 +76,9 @@ class Metrics:
     enable_tensorboard: bool = False
     save_tb_folder: str = "tb"
     disable_color_printing: bool = False
+    # A JSON-lines metrics file the trainer writes itself (one object per logged step, floats
+    # as Python's repr: full precision), relative to the working folder; empty: none.
+    save_jsonl_file: str = ""
 
 
 @dataclass

@@ -3,6 +3,7 @@ and the TensorBoard scalars written beside it at full precision."""
 from __future__ import annotations
 
 import datetime
+import json
 import logging
 import os
 import resource
@@ -56,6 +57,12 @@ class MetricsProcessor:
             log_dir = os.path.join(cfg.job.dump_folder, cfg.metrics.save_tb_folder, stamp)
             self.writer = SummaryWriter(log_dir)
             logger.info(f"TensorBoard logging enabled. Logs will be saved at {log_dir}")
+        self.jsonl = None
+        if cfg.metrics.save_jsonl_file:
+            folder = os.path.dirname(cfg.metrics.save_jsonl_file)
+            if folder:
+                os.makedirs(folder, exist_ok=True)
+            self.jsonl = open(cfg.metrics.save_jsonl_file, "w")
         self.ntokens_since_last_log = 0
         self.time_last_log = time.perf_counter()
 
@@ -84,6 +91,9 @@ class MetricsProcessor:
                 },
                 step,
             )
+        if self.jsonl is not None:
+            self.jsonl.write(json.dumps({"step": step, "loss": global_avg_loss, "grad_norm": grad_norm, "lr": lr}) + "\n")
+            self.jsonl.flush()
         color = self.color
         mfu_str = f"{mfu:.2f}%" if mfu is not None else "N/A"
         logger.info(
@@ -102,3 +112,5 @@ class MetricsProcessor:
     def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
+        if self.jsonl is not None:
+            self.jsonl.close()
