@@ -13,7 +13,7 @@ namespace {
 void DecodeSide(JsonReader& r, ComparerSide& side) {
   r.Optional("mode", side.mode).OneOf("mode", side.mode, {"local", "remote"});
   r.Optional("log_path", side.log_path).Optional("code_path", side.code_path).Required("run_script", side.run_script);
-  r.Optional("ref", side.ref);
+  r.Optional("ref", side.ref).Optional("metrics_file", side.metrics_file);
   r.Optional("executor", side.executor).OneOf("executor", side.executor, {"default", "slurm"});
   if (r.Has("ssh")) {
     r.Object("ssh", false, [&](JsonReader& s) {
@@ -38,6 +38,7 @@ void DecodeSide(JsonReader& r, ComparerSide& side) {
 nlohmann::json SideJson(const ComparerSide& s) {
   nlohmann::json j = {{"mode", s.mode}, {"log_path", s.log_path}, {"code_path", s.code_path}, {"run_script", s.run_script}};
   if (s.ref) j["ref"] = *s.ref;
+  if (!s.metrics_file.empty()) j["metrics_file"] = s.metrics_file;
   if (s.executor != "default") j["executor"] = s.executor;
   if (s.ssh) {
     j["ssh"] = {{"host", s.ssh->host}, {"username", s.ssh->username}, {"port", s.ssh->port}};
@@ -70,6 +71,14 @@ Result<ComparerConfig> ParseComparerConfig(const nlohmann::json& value, const st
   if (c.max_iterations < 1) return InvalidArgument(name + ".debug.max_iterations: must be at least 1");
   if (!(c.tolerance >= 0)) return InvalidArgument(name + ".debug.tolerance: must be a number >= 0");
   if (!(c.trace_threshold >= 0)) return InvalidArgument(name + ".debug.trace_threshold: must be a number >= 0");
+  if (c.baseline.metrics_file.empty() != c.test.metrics_file.empty()) {
+    return InvalidArgument(name + "." + (c.baseline.metrics_file.empty() ? "baseline" : "test") +
+                           ".metrics_file: missing, while the other side names one")
+        .WithHint("both sides are compared on the same kind of file: give metrics_file on both, or on neither");
+  }
+  if (!c.baseline.metrics_file.empty() && !c.log_keywords.empty()) {
+    return InvalidArgument(name + ".debug.log_keywords: not with metrics_file (the metrics file's keys are compared)");
+  }
   return c;
 }
 

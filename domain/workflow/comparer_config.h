@@ -35,6 +35,10 @@ struct ComparerSsh {
 struct ComparerSide {
   std::string mode = "local";  // local | remote
   std::string log_path;
+  // parity: the JSON lines (one object per step: step, loss, grad_norm) the trainer writes
+  // itself, at full precision; set on both sides, it is what the runs are compared on (the
+  // run's output, or log_path, still gives the probes' lines). Placed like log_path.
+  std::string metrics_file;
   std::string code_path;
   std::string run_script;
   std::optional<std::string> ref;  // parity: commit/branch of code_path (default its HEAD)

@@ -74,9 +74,12 @@ Result<HuntOutcome> Hunt::Body() {
   for (Side* s : {&base_, &cand_}) PARITY_RETURN_IF_ERROR(PrepareSide(*s));
   // Full precision where the trainer offers it: torchtitan prints too few digits to decide
   // bitwise equality. The config's own log_path or keywords mean its log is what counts.
-  tensorboard_ = c_.log_keywords.empty() && !base_.log_path && !cand_.log_path &&
+  tensorboard_ = c_.log_keywords.empty() && !base_.log_path && !cand_.log_path && !base_.metrics_file &&
                  TakesTorchtitanFlags(base_.argv) && TakesTorchtitanFlags(cand_.argv);
-  hunt_["metrics_from"] = tensorboard_ ? "tensorboard" : "log";
+  hunt_["metrics_from"] = base_.metrics_file ? "metrics_file" : tensorboard_ ? "tensorboard" : "log";
+  if (base_.metrics_file) obs_.Note("loss and grad norm from the trainer's metrics files (" + base_.metrics_file->string() +
+                                    ", " + cand_.metrics_file->string() + "), copied to " +
+                                    (o_.report_dir / "hunt" / "metrics").string());
   if (tensorboard_) obs_.Note("loss and grad norm from TensorBoard events (full precision) under " +
                               (o_.report_dir / "tb").string());
 

@@ -30,7 +30,8 @@ inline constexpr const char* kCase = "hunt_logs";
 struct RunFiles {
   std::string log;     // the run's output (probe lines), or the config's log_path
   std::string events;  // its TensorBoard event file (full-precision metrics), when asked for
-  const std::string& metrics() const { return events.empty() ? log : events; }
+  std::string metrics_file;  // a copy of the JSON lines the trainer wrote (the side's metrics_file)
+  const std::string& metrics() const { return !metrics_file.empty() ? metrics_file : events.empty() ? log : events; }
 };
 
 struct Side {
@@ -42,6 +43,7 @@ struct Side {
   std::map<std::string, std::string> env;  // its leading NAME=value words, mapped the same way
   fs::path dump_dir;  // what msprobe_first_diff reads (a remote side's: the fetched copy)
   std::optional<fs::path> log_path;  // the config's log_path, mapped; empty: run_training's log
+  std::optional<fs::path> metrics_file;  // the config's metrics_file, mapped: the values compared
   RunFiles run0;                    // the uninstrumented run's
   SideSource source;                // its repository and commit, on its host
   // A remote side (mode "remote"): the connection, and the worktree it runs in there.
@@ -112,12 +114,16 @@ class Hunt {
   Status FetchDumps(Side& s, double since);
   // The newest TensorBoard event file a remote run wrote, into the same place under tb_dir.
   Status FetchEvents(Side& s, const std::string& remote_dir, double since, const fs::path& tb_dir);
-  // The config's log_path on a remote side: the newest file written there since the run began.
-  Result<std::string> FetchLog(Side& s, const std::string& label, double since);
+  // A file the run_script writes (the config's `key`: log_path or metrics_file), copied to
+  // `copy`: the newest file at `path` (a file or a folder) written since the run began, on
+  // the side's host (file times on its clock) or here.
+  Result<std::string> TakeWritten(Side& s, const fs::path& path, const std::string& key, const fs::path& copy,
+                                  fs::file_time_type started, double remote_started);
   // msprobe_first_diff must read what this run dumped, not a dump left by an earlier one.
   Status CheckFreshDump(const Side& s, fs::file_time_type since);
-  // The log file (or the newest file of a log folder) the run just wrote.
-  static Result<fs::path> WrittenSince(const fs::path& path, fs::file_time_type since, const std::string& where);
+  // The file (or the newest file of a folder) at `path` written since `since`; NotFound else.
+  static Result<fs::path> WrittenSince(const fs::path& path, fs::file_time_type since, const std::string& where,
+                                       const std::string& hint);
   Result<json> CompareLogs(const std::string& baseline, const std::string& candidate, const std::string& label,
                            bool common_steps);
   Status FirstDiff(const std::string& log_verdict);

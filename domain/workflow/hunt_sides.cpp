@@ -135,6 +135,7 @@ Status Hunt::PrepareSide(Side& s) {
     s.dump_dir = o_.report_dir / "hunt" / "remote" / s.name;
   }
   if (!cfg.log_path.empty()) s.log_path = place(cfg.log_path);
+  if (!cfg.metrics_file.empty()) s.metrics_file = place(cfg.metrics_file);
   return Status::Ok();
 }
 
@@ -168,7 +169,8 @@ Result<RunFiles> Hunt::RunSide(Side& s, const std::string& label, std::vector<st
   if (log.empty()) log = (o_.report_dir / run["job"].value("log", "")).string();
   obs_.Note(label + ": " + s.name + " " + run["job"].value("message", "ok"));
   if (label == kCase) PARITY_RETURN_IF_ERROR(s.remote() ? FetchDumps(s, remote_started) : CheckFreshDump(s, started));
-  RunFiles files{log, ""};
+  RunFiles files;
+  files.log = log;
   if (tensorboard_) {
     if (s.remote()) {
       Status fetched = FetchEvents(s, run_tb_dir, remote_started, tb_dir);
@@ -186,21 +188,46 @@ Result<RunFiles> Hunt::RunSide(Side& s, const std::string& label, std::vector<st
     }
     files.events = events->string();
   }
-  if (!s.log_path) return files;
-  if (s.remote()) {
-    auto log_copy = FetchLog(s, label, remote_started);
-    if (!log_copy.ok()) return std::move(log_copy).take_status().Context(SideWhere(c_, *s.config, s.key) + " " + label);
-    files.log = *log_copy;
-    return files;
+  if (s.metrics_file) {
+    PARITY_ASSIGN_OR_RETURN(files.metrics_file,
+                            TakeWritten(s, *s.metrics_file, "metrics_file",
+                                        o_.report_dir / "hunt" / "metrics" / (s.name + "_" + label + ".jsonl"), started,
+                                        remote_started));
   }
-  PARITY_ASSIGN_OR_RETURN(fs::path written, WrittenSince(*s.log_path, started, c_.name + "." + s.key + ".log_path"));
-  fs::path copy = o_.report_dir / "hunt" / "logs" / (s.name + "_" + label + ".log");
+  if (s.log_path) {
+    PARITY_ASSIGN_OR_RETURN(files.log, TakeWritten(s, *s.log_path, "log_path",
+                                                   o_.report_dir / "hunt" / "logs" / (s.name + "_" + label + ".log"),
+                                                   started, remote_started));
+  }
+  return files;
+}
+
+Result<std::string> Hunt::TakeWritten(Side& s, const fs::path& path, const std::string& key, const fs::path& copy,
+                                      fs::file_time_type started, double remote_started) {
+  const std::string where = c_.name + "." + s.key + "." + key;
+  const std::string hint = key == "metrics_file"
+                               ? "give the JSON-lines file (one object per step: step, loss, grad_norm) the trainer "
+                                 "writes on every run, or leave metrics_file out; a file left by an earlier run is "
+                                 "not used"
+                               : "give the file (or folder) the run_script writes its training log to, or leave "
+                                 "log_path out to compare the run's own output";
   std::error_code ec;
   fs::create_directories(copy.parent_path(), ec);
+  if (s.remote()) {
+    auto newest = NewestRemoteFile(*s.host, path.string(), remote_started, 1, "", o_.cancel);
+    if (!newest.ok()) return std::move(newest).take_status().Context(where);
+    if (!*newest) {
+      return NotFound(where + ": the run wrote nothing at " + path.string() + " on " + s.host->Describe()).WithHint(hint);
+    }
+    run::TransferOptions t;
+    t.cancel = o_.cancel;
+    PARITY_RETURN_IF_ERROR(run::DownloadFile(*s.host, (*newest)->path, copy, t).status());
+    return copy.string();
+  }
+  PARITY_ASSIGN_OR_RETURN(fs::path written, WrittenSince(path, started, where, hint));
   fs::copy_file(written, copy, fs::copy_options::overwrite_existing, ec);
   if (ec) return Unavailable("cannot copy " + written.string() + " to " + copy.string() + ": " + ec.message());
-  files.log = copy.string();
-  return files;
+  return copy.string();
 }
 
 Status Hunt::FetchDumps(Side& s, double since) {
@@ -239,23 +266,6 @@ Status Hunt::FetchEvents(Side& s, const std::string& remote_dir, double since, c
   return run::DownloadFile(*s.host, newest->path, to, t).status();
 }
 
-Result<std::string> Hunt::FetchLog(Side& s, const std::string& label, double since) {
-  const std::string where = c_.name + "." + s.key + ".log_path";
-  PARITY_ASSIGN_OR_RETURN(auto newest, NewestRemoteFile(*s.host, s.log_path->string(), since, 1, "", o_.cancel));
-  if (!newest) {
-    return NotFound(where + ": the run wrote no log at " + s.log_path->string() + " on " + s.host->Describe())
-        .WithHint("give the file (or folder) the run_script writes its training log to, or leave log_path out to "
-                  "compare the run's own output");
-  }
-  fs::path copy = o_.report_dir / "hunt" / "logs" / (s.name + "_" + label + ".log");
-  std::error_code ec;
-  fs::create_directories(copy.parent_path(), ec);
-  run::TransferOptions t;
-  t.cancel = o_.cancel;
-  PARITY_RETURN_IF_ERROR(run::DownloadFile(*s.host, newest->path, copy, t).status());
-  return copy.string();
-}
-
 Status Hunt::CheckFreshDump(const Side& s, fs::file_time_type since) {
   std::error_code ec;
   for (fs::recursive_directory_iterator it(s.dump_dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -269,7 +279,8 @@ Status Hunt::CheckFreshDump(const Side& s, fs::file_time_type since) {
                 "trainer's --dump.dir; a dump left by an earlier run is not used");
 }
 
-Result<fs::path> Hunt::WrittenSince(const fs::path& path, fs::file_time_type since, const std::string& where) {
+Result<fs::path> Hunt::WrittenSince(const fs::path& path, fs::file_time_type since, const std::string& where,
+                                    const std::string& hint) {
   std::error_code ec;
   fs::path newest;
   fs::file_time_type newest_time{};
@@ -285,9 +296,7 @@ Result<fs::path> Hunt::WrittenSince(const fs::path& path, fs::file_time_type sin
     consider(path);
   }
   if (newest.empty()) {
-    return NotFound(where + ": the run wrote no log at " + path.string())
-        .WithHint("give the file (or folder) the run_script writes its training log to, or leave log_path out to "
-                  "compare the run's own output");
+    return NotFound(where + ": the run wrote nothing at " + path.string()).WithHint(hint);
   }
   return newest;
 }

@@ -14,6 +14,9 @@ The expected answers, decided from the demo's ground truth before running parity
   a trainer that writes no file       stopped after the one-step checkpoint run, naming
                                       "metrics_file"
   metrics_file with max_parallel 2    refused before any worktree exists
+  parity hunt, metrics_file per side  numerics/gelu-tanh located at the ground truth's planted
+                                      line, the runs compared on the copied files; a test side
+                                      whose trainer writes none is an error naming it
 
     metrics_file_e2e.py PARITY_BINARY REPO_ROOT
 """
@@ -141,6 +144,52 @@ def main():
         expect_error(code, out, err, 'metrics_file: needs "max_parallel": 1')
         if worktrees(repo) != only_user_tree or os.path.exists(repo + "-baseline"):
             fail(f"parallel: worktrees exist: {worktrees(repo)}")
+
+        # 5. parity hunt with a metrics_file on both sides: the GELU change is seen in the files
+        #    (the probes still come from the run's output) and located at the planted line.
+        with open(os.path.join(dest, "ground_truth.json")) as f:
+            planted = json.load(f)["branches"]["numerics/gelu-tanh"]["planted_change"]
+        dumps = os.path.join(dest, "msprobe")
+        script = ("bash scripts/run_train.sh --module toy --config toy_small --training.steps {s} --debug.seed=42 "
+                  "--debug.deterministic --training.dataset_path=data/corpus.txt {w}--dump.dir {d} --dump.level mix "
+                  "--dump.mode statistics --dump.step 0")
+
+        def hunt_config(name, test_writes=True):
+            side = lambda ref, d, writes: {"mode": "local", "code_path": repo, "ref": ref, "metrics_file": METRICS,
+                                           "run_script": script.format(s=STEPS, d=os.path.join(dumps, name, d),
+                                                                       w=WRITE_IT[0] + " " if writes else "")}
+            hunt = {"baseline": side("main", "b", True), "test": side("numerics/gelu-tanh", "t", test_writes),
+                    "msprobe": {"baseline_data_dir": os.path.join(dumps, name, "b"),
+                                "test_data_dir": os.path.join(dumps, name, "t")},
+                    "debug": {"max_iterations": 2, "tolerance": 0}}
+            path = os.path.join(dest, f"hunt-{name}.json")
+            with open(path, "w") as f:
+                json.dump(hunt, f)
+            return path
+
+        report = os.path.join(dest, "reports", "hunt")
+        code, out, err = run_parity(parity, "hunt", "--config", hunt_config("hunt"), "--report-dir", report, "--yes")
+        located = out.get("located") or {}
+        if code != 1 or located.get("file") != planted["file"] or located.get("line") != planted["line"]:
+            fail(f"hunt: expected the divergence located at {planted['file']}:{planted['line']}, got exit {code}:\n"
+                 f"{json.dumps(out, indent=1)[:3000]}\n{err[-3000:]}")
+        for side in ("baseline", "candidate"):
+            copy = os.path.join(report, "hunt", "metrics", f"{side}_hunt_logs.jsonl")
+            if not os.path.isfile(copy):
+                fail(f"hunt: the {side} run's metrics file was not copied to {copy}")
+        compared = json.dumps(case_report(report, "hunt_logs"))
+        if "hunt/metrics/baseline_hunt_logs.jsonl" not in compared:
+            fail(f"hunt: hunt_logs did not compare the metrics files:\n{compared[:2000]}")
+        if "loss and grad norm from the trainer's metrics files" not in err:
+            fail(f"hunt: the source of the values is not said:\n{err[-2000:]}")
+
+        # 6. The test side's trainer writes no file: an error naming test.metrics_file.
+        code, out, err = run_parity(parity, "hunt", "--config", hunt_config("hunt-nofile", test_writes=False),
+                                    "--report-dir", os.path.join(dest, "reports", "hunt-nofile"), "--yes")
+        if code != 2 or "test.metrics_file: the run wrote nothing at" not in json.dumps(out):
+            fail(f"hunt-nofile: expected an error naming test.metrics_file, got exit {code}:\n{json.dumps(out, indent=1)[:3000]}")
+        if worktrees(repo) != only_user_tree:
+            fail(f"hunt: worktrees left: {worktrees(repo)}")
     print("ok")
 
 

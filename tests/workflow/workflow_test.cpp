@@ -164,7 +164,7 @@ TEST(PremergeConfig, MetricsFileReplacesTensorBoardAndNeedsOneRunAtATime) {
   c = parse({{"baseline", "main"}, {"metrics_file", "outputs/metrics.jsonl"}, {"executor", "slurm"}});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->max_parallel, 1) << "Slurm's default of 16 side by side would share the file";
-  for (const std::string& bad : {"/abs/metrics.jsonl", "../metrics.jsonl", "outputs/../../x", ""}) {
+  for (const char* bad : {"/abs/metrics.jsonl", "../metrics.jsonl", "outputs/../../x", ""}) {
     auto e = parse({{"baseline", "main"}, {"metrics_file", bad}});
     ASSERT_FALSE(e.ok()) << bad;
     EXPECT_NE(e.status().message().find("premerge.json.metrics_file"), std::string::npos) << e.status().message();
@@ -175,6 +175,25 @@ TEST(PremergeConfig, MetricsFileReplacesTensorBoardAndNeedsOneRunAtATime) {
   auto parallel = parse({{"baseline", "main"}, {"metrics_file", "m.jsonl"}, {"max_parallel", 4}});
   ASSERT_FALSE(parallel.ok());
   EXPECT_NE(parallel.status().message().find("max_parallel"), std::string::npos) << parallel.status().message();
+}
+
+TEST(ComparerConfig, MetricsFileOnBothSidesOrNeither) {
+  auto side = [](bool with) {
+    json s = {{"mode", "local"}, {"code_path", "/r"}, {"run_script", "bash run.sh"}};
+    if (with) s["metrics_file"] = "outputs/metrics.jsonl";
+    return s;
+  };
+  auto both = ParseComparerConfig({{"baseline", side(true)}, {"test", side(true)}}, "config.json");
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  EXPECT_EQ(both->test.metrics_file, "outputs/metrics.jsonl");
+  EXPECT_EQ(Redacted(*both)["baseline"]["metrics_file"], "outputs/metrics.jsonl");
+  auto one = ParseComparerConfig({{"baseline", side(false)}, {"test", side(true)}}, "config.json");
+  ASSERT_FALSE(one.ok());
+  EXPECT_NE(one.status().message().find("config.json.baseline.metrics_file"), std::string::npos) << one.status().message();
+  auto keywords = ParseComparerConfig(
+      {{"baseline", side(true)}, {"test", side(true)}, {"debug", {{"log_keywords", {"lm loss"}}}}}, "config.json");
+  ASSERT_FALSE(keywords.ok());
+  EXPECT_NE(keywords.status().message().find("log_keywords"), std::string::npos) << keywords.status().message();
 }
 
 TEST(ComparerConfig, ReadsTheSeedFormatAndHidesThePassword) {
