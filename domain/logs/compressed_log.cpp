@@ -3,6 +3,7 @@
 #include <lzma.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -141,12 +142,63 @@ class XzDecompressor final : public Decompressor {
   bool done_ = false, eof_ = false;
 };
 
+class ZstdDecompressor final : public Decompressor {
+ public:
+  ZstdDecompressor(int fd, std::string path, std::function<void(std::string_view)> on_raw)
+      : in_(fd, std::move(path), std::move(on_raw)) {}
+  ~ZstdDecompressor() override { ZSTD_freeDStream(z_); }
+  Status Init() {
+    z_ = ZSTD_createDStream();
+    if (!z_ || ZSTD_isError(ZSTD_initDStream(z_))) return Internal("libzstd: decoder init failed");
+    // A log's window is small; a frame asking for more than 128 MiB is not one parity reads.
+    ZSTD_DCtx_setParameter(z_, ZSTD_d_windowLogMax, 27);
+    return Status::Ok();
+  }
+
+  Result<size_t> Read(char* out, size_t size) override {
+    ZSTD_outBuffer o{out, size, 0};
+    while (o.pos == 0 && !done_) {
+      if (input_.pos == input_.size) {
+        const unsigned char* data = nullptr;
+        size_t n = 0;
+        PARITY_ASSIGN_OR_RETURN(bool more, in_.Fill(&data, &n));
+        if (!more) {
+          if (!frame_ended_) {
+            return FailedPrecondition(in_.path() + " is a zstd file cut off after " + std::to_string(in_.total()) +
+                                      " bytes (its last frame has no end)")
+                .WithHint("the log was copied or compressed while being written; read the uncompressed original");
+          }
+          done_ = true;
+          break;
+        }
+        input_ = ZSTD_inBuffer{data, n, 0};
+      }
+      const size_t rc = ZSTD_decompressStream(z_, &o, &input_);
+      if (ZSTD_isError(rc)) {
+        return InvalidArgument(in_.path() + " is not valid zstd at compressed byte " +
+                               std::to_string(in_.total() - (input_.size - input_.pos)) + ": " + ZSTD_getErrorName(rc));
+      }
+      frame_ended_ = rc == 0;  // 0: a frame is complete (another may follow)
+    }
+    return o.pos;
+  }
+  uint64_t raw_bytes() const override { return in_.total(); }
+
+ private:
+  RawInput in_;
+  ZSTD_DStream* z_ = nullptr;
+  ZSTD_inBuffer input_{nullptr, 0, 0};
+  bool done_ = false, frame_ended_ = true;
+};
+
 }  // namespace
 
 Compression DetectCompression(const unsigned char* b, size_t n) {
   if (n >= 2 && b[0] == 0x1f && b[1] == 0x8b) return Compression::kGzip;
   static constexpr unsigned char kXz[6] = {0xFD, '7', 'z', 'X', 'Z', 0x00};
   if (n >= 6 && std::memcmp(b, kXz, 6) == 0) return Compression::kXz;
+  static constexpr unsigned char kZstd[4] = {0x28, 0xB5, 0x2F, 0xFD};
+  if (n >= 4 && std::memcmp(b, kZstd, 4) == 0) return Compression::kZstd;
   return Compression::kNone;
 }
 
@@ -154,6 +206,7 @@ const char* CompressionName(Compression c) {
   switch (c) {
     case Compression::kGzip: return "gzip";
     case Compression::kXz: return "xz";
+    case Compression::kZstd: return "zstd";
     case Compression::kNone: return "none";
   }
   return "none";
@@ -168,6 +221,11 @@ Result<std::unique_ptr<Decompressor>> OpenDecompressor(int fd, Compression c, st
   }
   if (c == Compression::kXz) {
     auto d = std::make_unique<XzDecompressor>(fd, std::move(path), std::move(on_raw));
+    PARITY_RETURN_IF_ERROR(d->Init());
+    return std::unique_ptr<Decompressor>(std::move(d));
+  }
+  if (c == Compression::kZstd) {
+    auto d = std::make_unique<ZstdDecompressor>(fd, std::move(path), std::move(on_raw));
     PARITY_RETURN_IF_ERROR(d->Init());
     return std::unique_ptr<Decompressor>(std::move(d));
   }

@@ -1,5 +1,6 @@
 // Compressed logs read as text, transparently: gzip (zlib; concatenated members too, as
-// `gzip -c a b` or logrotate's appends give) and xz (liblzma). Recognised by their magic
+// `gzip -c a b` or logrotate's appends give), xz (liblzma) and zstd (libzstd; concatenated
+// frames too). Recognised by their magic
 // bytes, not their name. The decompressor reads the file descriptor itself and hands out
 // the text in blocks; its raw bytes can be seen (for the sha256 of the file as stored).
 #pragma once
@@ -15,7 +16,7 @@
 
 namespace parity::logs {
 
-enum class Compression { kNone, kGzip, kXz };
+enum class Compression { kNone, kGzip, kXz, kZstd };
 
 // From the file's first bytes (at least 6 for xz).
 Compression DetectCompression(const unsigned char* first, size_t n);

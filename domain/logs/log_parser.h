@@ -18,9 +18,13 @@ namespace parity::logs {
 // Parses one file (or, for TensorBoard, a file or a directory of event files).
 Result<ParseResult> ParseLog(const std::filesystem::path& path, const ParseOptions& options);
 
-// Expands paths with '*' / '?' / '[...]' in their last component (per-rank files) into the
-// matching files, sorted; a path without wildcards is kept as is. Error when a pattern
-// matches nothing.
+// Expands what a user passes as "a log" into the files read: a pattern with '*' / '?' /
+// '[...]' in any component (glob(3): "runs/*/rank_[01].log"), sorted, at most kMaxLogPaths;
+// a folder of text logs into the training logs directly in it (*.log, *.txt, *.out, *.err,
+// *.jsonl, each also .gz/.xz/.zst), sorted; a folder holding TensorBoard event files (4
+// levels deep) stays one path (read as TensorBoard). A plain path is kept as is. Errors
+// name the pattern or folder that gave nothing.
+inline constexpr size_t kMaxLogPaths = 4096;
 Result<std::vector<std::filesystem::path>> ExpandLogPaths(const std::vector<std::string>& patterns);
 
 }  // namespace parity::logs

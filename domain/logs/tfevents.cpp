@@ -234,6 +234,8 @@ const std::vector<TagMap>& KnownTags() {
   return tags;
 }
 
+}  // namespace
+
 std::vector<std::filesystem::path> FindEventFiles(const std::filesystem::path& dir) {
   std::vector<std::filesystem::path> files;
   std::error_code ec;
@@ -248,8 +250,6 @@ std::vector<std::filesystem::path> FindEventFiles(const std::filesystem::path& d
   std::sort(files.begin(), files.end());
   return files;
 }
-
-}  // namespace
 
 bool TfRecordHeaderValid(const unsigned char* first12) {
   return MaskCrc32c(Crc32c(first12, 8)) == LoadU32(first12 + 8);

@@ -31,6 +31,9 @@ struct EventFileStats {
 // Whether 12 bytes start a TFRecord: their length CRC matches.
 bool TfRecordHeaderValid(const unsigned char* first12);
 
+// The event files (*tfevents* names) under `dir`, up to 4 levels deep, sorted.
+std::vector<std::filesystem::path> FindEventFiles(const std::filesystem::path& dir);
+
 // Calls on_scalar for every scalar in one event file. Errors: unreadable file, a length
 // CRC mismatch (framing lost). A data CRC mismatch skips the record with a warning; a
 // truncated last record is a warning (the writer may still be running).

@@ -373,12 +373,13 @@ namespace {
 
 // ---- 8. where logs come from: compressed files ----
 
-TEST(Corpus, GzipAndXzLogsReadAsTheirText) {
+TEST(Corpus, GzipXzAndZstdLogsReadAsTheirText) {
   ParseOptions o;
   o.sha256 = true;
   auto plain = ParseLog(Corpus("megatron_skipped.log"), o);
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
-  for (const char* name : {"megatron_skipped.log.gz", "megatron_skipped_two_members.gz", "megatron_skipped.log.xz"}) {
+  for (const char* name : {"megatron_skipped.log.gz", "megatron_skipped_two_members.gz", "megatron_skipped.log.xz",
+                           "megatron_skipped.log.zst", "megatron_skipped_two_frames.zst"}) {
     auto r = ParseLog(Corpus(name), o);
     ASSERT_TRUE(r.ok()) << name << ": " << r.status().ToString();
     EXPECT_EQ(r->format, LogFormat::kMegatron) << name;
@@ -392,6 +393,18 @@ TEST(Corpus, GzipAndXzLogsReadAsTheirText) {
     // The digest is of the file as stored.
     EXPECT_NE(r->sha256, plain->sha256) << name;
   }
+}
+
+TEST(Corpus, CutZstdIsAnErrorNotAShortLog) {
+  const std::string zst = ReadFile(Corpus("megatron_skipped_two_frames.zst"));
+  ScratchDir dir;
+  // Cut inside the second frame: the first frame's lines are there, the file is not whole.
+  auto r = ParseLog(dir.Write("cut.log.zst", zst.substr(0, zst.size() - 20)), ParseOptions{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("zstd file cut off"), std::string::npos) << r.status().ToString();
+  auto bad = ParseLog(dir.Write("bad.log.zst", zst.substr(0, 4) + std::string(64, 'x')), ParseOptions{});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("not valid zstd"), std::string::npos) << bad.status().ToString();
 }
 
 TEST(Corpus, CutGzipIsAnErrorNotAShortLog) {

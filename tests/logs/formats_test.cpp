@@ -313,6 +313,50 @@ TEST(Paths, GlobExpandsPerRankFiles) {
   EXPECT_FALSE(none.ok());
 }
 
+TEST(Paths, GlobsInAnyComponentAndFoldersOfLogs) {
+  testing::ScratchDir dir;
+  dir.Write("runs/a/rank_0.log", "x\n");
+  dir.Write("runs/b/rank_0.log", "x\n");
+  dir.Write("runs/b/rank_1.log.gz", "x");
+  dir.Write("runs/b/checkpoint.pt", "x");
+  dir.Write("runs/b/.hidden.log", "x\n");
+  // A wildcard in a folder's name, not only the file's.
+  auto across = ExpandLogPaths({(dir.path() / "runs/*/rank_0.log").string()});
+  ASSERT_TRUE(across.ok()) << across.status().ToString();
+  ASSERT_EQ(across->size(), 2u);
+  EXPECT_EQ((*across)[0], dir.path() / "runs/a/rank_0.log");
+  EXPECT_EQ((*across)[1], dir.path() / "runs/b/rank_0.log");
+  // A folder: the logs directly in it (compressed too), sorted; not a checkpoint, not a dotfile.
+  auto folder = ExpandLogPaths({(dir.path() / "runs/b").string()});
+  ASSERT_TRUE(folder.ok()) << folder.status().ToString();
+  ASSERT_EQ(folder->size(), 2u);
+  EXPECT_EQ((*folder)[0].filename(), "rank_0.log");
+  EXPECT_EQ((*folder)[1].filename(), "rank_1.log.gz");
+  // A pattern naming folders expands each.
+  auto folders = ExpandLogPaths({(dir.path() / "runs/*").string()});
+  ASSERT_TRUE(folders.ok()) << folders.status().ToString();
+  EXPECT_EQ(folders->size(), 3u);
+  // A TensorBoard layout stays one path, read as TensorBoard.
+  dir.Write("tb/20261202-0101/events.out.tfevents.1.host", "x");
+  auto tb = ExpandLogPaths({(dir.path() / "tb").string()});
+  ASSERT_TRUE(tb.ok()) << tb.status().ToString();
+  ASSERT_EQ(tb->size(), 1u);
+  EXPECT_EQ((*tb)[0], dir.path() / "tb");
+  // A folder with nothing to read says so, naming it.
+  dir.Write("empty/notes.md", "x");
+  auto empty = ExpandLogPaths({(dir.path() / "empty").string()});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("holds no training log"), std::string::npos) << empty.status().message();
+}
+
+TEST(Paths, APatternMatchingTooManyFilesIsRefused) {
+  testing::ScratchDir dir;
+  for (size_t i = 0; i <= kMaxLogPaths; ++i) dir.Write("r/" + std::to_string(i) + ".log", "");
+  auto many = ExpandLogPaths({(dir.path() / "r/*.log").string()});
+  ASSERT_FALSE(many.ok());
+  EXPECT_NE(many.status().message().find("more than"), std::string::npos) << many.status().message();
+}
+
 TEST(Sha256, ComputedWhileReading) {
   ParseOptions o;
   o.sha256 = true;

@@ -27,6 +27,7 @@ class ScratchDir {
   const std::filesystem::path& path() const { return path_; }
   std::filesystem::path Write(const std::string& name, const std::string& bytes) const {
     const auto p = path_ / name;
+    std::filesystem::create_directories(p.parent_path());  // "runs/a/rank_0.log"
     std::ofstream(p, std::ios::binary) << bytes;
     return p;
   }

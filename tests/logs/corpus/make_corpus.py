@@ -5,6 +5,7 @@ values chosen here by hand. The tests state the expected results from these valu
 never read back from parity's output. Run from this folder: python3 make_corpus.py
 """
 import gzip
+import subprocess
 import json
 import lzma
 from datetime import datetime, timedelta
@@ -108,6 +109,13 @@ def compressed():
         f.write(gzip.compress(text[:cut], mtime=0) + gzip.compress(text[cut:], mtime=0))
     with open("megatron_skipped.log.xz", "wb") as f:
         f.write(lzma.compress(text, format=lzma.FORMAT_XZ))
+    # zstd: the real zstd CLI (Debian's zstd package; Python 3.11 has no zstd module), one
+    # frame, and two frames concatenated (what `cat a.zst b.zst` gives).
+    zstd = lambda data: subprocess.run(["zstd", "-q", "-19", "-c"], input=data, capture_output=True, check=True).stdout
+    with open("megatron_skipped.log.zst", "wb") as f:
+        f.write(zstd(text))
+    with open("megatron_skipped_two_frames.zst", "wb") as f:
+        f.write(zstd(text[:cut]) + zstd(text[cut:]))
 
 
 def megatron():
