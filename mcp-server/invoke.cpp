@@ -154,6 +154,16 @@ Invocation InvokeTool(const Tool& tool, const json& arguments, const InvokeInput
   }
   Invocation inv;
   inv.result = ToolResultToJson(result, has_output_schema);
+  const size_t bytes = inv.result.dump(-1, ' ', false, json::error_handler_t::replace).size();
+  if (bytes > kMaxToolResultBytes) {
+    inv.result = ToolResultToJson(
+        ToolResult::Error(InvalidArgument("the result of " + tool.spec.name + " is " + std::to_string(bytes) +
+                                            " bytes, over the cap of " + std::to_string(kMaxToolResultBytes) +
+                                            " bytes on any tool result; it was not sent")
+                              .WithHint("narrow the request (fewer paths or metrics, series: false, a step range); "
+                                        "what the tool wrote to the report directory is there")),
+        has_output_schema);
+  }
   inv.answers = ctx.answers();
   inv.threw = threw;
   return inv;

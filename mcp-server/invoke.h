@@ -43,6 +43,13 @@ Invocation InvokeTool(const Tool& tool, const json& arguments, const InvokeInput
 Invocation InvokeHandler(const InvokeInputs& inputs, CallSetup setup, const StateSigner& signer,
                          const std::function<Result<json>(CallContext&)>& body);
 
+// The cap on any tool result as sent (its JSON, content and structuredContent together):
+// an assistant's client cuts or refuses far smaller ones (Claude Code's default is 25,000
+// tokens), so every tool keeps its results bounded (series and tables go to files in the
+// report directory, with resource links) and a result above the cap is replaced by an
+// error naming its size and how to narrow the request, never sent cut.
+inline constexpr size_t kMaxToolResultBytes = 256 * 1024;
+
 // The CallToolResult JSON of a ToolResult; `has_output_schema` decides whether framework
 // shapes (errors) may carry structuredContent (strict clients validate it against the schema).
 json ToolResultToJson(const ToolResult& result, bool has_output_schema);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <thread>
 
+#include "mcp-server/invoke.h"
 #include "tests/mcp/harness.h"
 
 namespace parity::mcp::testing {
@@ -282,6 +283,30 @@ TEST(Tools, StructuredContentAndErrorsAsResults) {
   EXPECT_NE(bad["result"]["content"][0]["text"].get<std::string>().find("arguments.n"), std::string::npos);
   // A strict client validates structuredContent against outputSchema: errors carry none.
   EXPECT_FALSE(bad["result"].contains("structuredContent"));
+}
+
+TEST(Tools, AResultOverTheCapIsAnErrorNamingItsSizeNeverACutResult) {
+  auto catalog = std::make_shared<Catalog>();
+  json schema = {{"type", "object"}, {"properties", {{"rows", {{"type", "array"}}}}}};
+  catalog->tools.Add(MakeTool("rows", [](const json& args, ToolContext&) {
+    json rows = json::array();
+    for (int i = 0; i < args.value("n", 0); ++i) rows.push_back(std::string(100, 'x'));
+    return ToolResult::Structured({{"rows", rows}});
+  }, schema));
+  Client client(catalog);
+  client.Initialize();
+  // Just under: sent whole (the text copy and the structured copy count together).
+  const int under = static_cast<int>(kMaxToolResultBytes / 230);  // ~214 bytes a row, both copies
+  json ok = client.Call("tools/call", {{"name", "rows"}, {"arguments", {{"n", under}}}});
+  ASSERT_FALSE(ok["result"].value("isError", false)) << ok.dump().substr(0, 500);
+  EXPECT_EQ(ok["result"]["structuredContent"]["rows"].size(), static_cast<size_t>(under));
+  json big = client.Call("tools/call", {{"name", "rows"}, {"arguments", {{"n", 5000}}}});
+  EXPECT_EQ(big["result"]["isError"], true);
+  const std::string text = big["result"]["content"][0]["text"];
+  EXPECT_NE(text.find("the result of rows is"), std::string::npos) << text;
+  EXPECT_NE(text.find("over the cap of " + std::to_string(kMaxToolResultBytes)), std::string::npos) << text;
+  EXPECT_FALSE(big["result"].contains("structuredContent"));
+  EXPECT_LT(big.dump().size(), 4096u);
 }
 
 TEST(Tools, ListChangedReachesLegacyConnections) {
