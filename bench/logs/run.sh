@@ -86,13 +86,13 @@ parity="$build/cli/parity"
 if [[ -x "$parity" ]]; then
   cd "$out"
   read -r wc_wall wc_cpu < <(best_of 1 wc -l "$meg")
-  /usr/bin/time -o "$timing" -f "%e %U %S %M" "$parity" call parse_log "{\"paths\": [\"$meg\"]}" > "$out/call.json"
+  /usr/bin/time -o "$timing" -f "%e %U %S %M" "$parity" call parse_log "{\"paths\": [\"$meg\"]}" --allow-folder "$dir" > "$out/call.json"
   read -r c_wall c_user c_sys c_rss < <(tail -1 "$timing")
   printf 'parity call parse_log %s: %.3f s wall (%.2fx wc -l), %s KB peak RSS, %s bytes of output\n' \
     "$(basename "$meg")" "$c_wall" "$(ratio "$c_wall" "$wc_wall")" "$c_rss" "$(stat -c %s "$out/call.json")"
   : > "$out/responses.jsonl"
   # stdin stays open until the tools/call response is out (the server exits on EOF).
-  /usr/bin/time -o "$timing" -f "%e %M" "$parity" serve > "$out/responses.jsonl" 2> /dev/null < <(
+  /usr/bin/time -o "$timing" -f "%e %M" "$parity" serve --allow-folder "$dir" > "$out/responses.jsonl" 2> /dev/null < <(
     printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}'
     printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/initialized"}'
     printf '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"parse_log","arguments":{"paths":["%s"]}}}\n' "$meg"
