@@ -15,6 +15,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${1:-$root/build-logs}"
+build="$(cd "$build" && pwd)"  # absolute: the tool-path part runs from another folder
 dir="${BENCH_DIR:-/tmp/parity-bench-logs}"
 bytes="${BENCH_BYTES:-1073741824}"
 runs="${RUNS:-3}"
