@@ -296,6 +296,30 @@ Status WriteFileUnder(const fs::path& root, const fs::path& relative, std::strin
   return writer.Commit();
 }
 
+Status CopyFileUnder(const fs::path& from, const fs::path& root, const fs::path& relative, const WriteOptions& options,
+                     bool replace) {
+  UniqueFd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (in.get() < 0) return Unavailable("cannot open " + from.string() + " to copy it: " + ErrnoText(errno));
+  struct stat st;
+  if (::fstat(in.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return FailedPrecondition(from.string() + " is not a regular file; parity copies only files");
+  }
+  std::error_code ec;
+  if (!replace && fs::symlink_status(root / relative, ec).type() != fs::file_type::not_found) {
+    return FailedPrecondition((root / relative).string() + " exists; parity does not overwrite it");
+  }
+  PARITY_ASSIGN_OR_RETURN(AtomicFileWriter writer, AtomicFileWriter::Create(root, relative, options));
+  std::vector<char> block(1u << 20);
+  while (true) {
+    const ssize_t n = ::read(in.get(), block.data(), block.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Unavailable("reading " + from.string() + " failed: " + ErrnoText(errno));
+    if (n == 0) break;
+    PARITY_RETURN_IF_ERROR(writer.Write(std::string_view(block.data(), static_cast<size_t>(n))));
+  }
+  return writer.Commit();
+}
+
 Status WriteFileAtomic(const fs::path& path, std::string_view bytes, const WriteOptions& options) {
   fs::path parent = path.parent_path();
   return WriteFileUnder(parent.empty() ? fs::path(".") : parent, path.filename(), bytes, options);

@@ -82,6 +82,12 @@ class AtomicFileWriter {
   bool committed_ = false;
 };
 
+// Copies the regular file `from` (read as it is: the caller has checked where it may be
+// read) to root/relative the way WriteFileUnder writes (no symlink followed below root, the
+// target replaced atomically), streamed. `replace` false: an existing target is an error.
+Status CopyFileUnder(const std::filesystem::path& from, const std::filesystem::path& root,
+                     const std::filesystem::path& relative, const WriteOptions& options = {}, bool replace = true);
+
 // Appends to root/relative, creating it with `mode` (logs).
 Status AppendFileUnder(const std::filesystem::path& root, const std::filesystem::path& relative,
                        std::string_view bytes, mode_t mode = 0644);

@@ -1,5 +1,6 @@
 #include "domain/workflow/baseline_cache.h"
 
+#include "support/safe_file.h"
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -160,8 +161,8 @@ Result<std::vector<std::string>> BaselineCache::Store(const std::string& key, co
         continue;
       }
       const fs::path to = tmp / sub / from.filename();
-      fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
-      if (ec) return fail(Unavailable("cannot copy " + from.string() + " into the cache: " + ec.message()));
+      Status copied = CopyFileUnder(from, tmp, to.lexically_relative(tmp));
+      if (!copied.ok()) return fail(std::move(copied).Context("copying " + from.string() + " into the cache"));
       auto hash = FileSha256(to);
       if (!hash.ok()) return fail(hash.status());
       r[name] = (fs::path(sub) / from.filename()).string();

@@ -1,5 +1,6 @@
 // Hunt's probes: the first divergent operator (msprobe_first_diff), the probes at its line
 // and then in every function of its stack, the reruns, their checks and the revert.
+#include "support/safe_file.h"
 #include <algorithm>
 #include <ctime>
 #include <set>
@@ -92,10 +93,10 @@ Status Hunt::CopyCompareTable() {
   localtime_r(&now, &tm);
   std::strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &tm);
   const fs::path to = dir / ("compare_result_rank" + std::to_string(dump_rank_) + "_" + stamp + ".csv");
-  fs::copy_file(from, to, fs::copy_options::none, ec);
-  if (ec) {
-    return Unavailable(c_.name + ".msprobe.compare_output_dir: cannot copy " + from.string() + " to " + to.string() +
-                       ": " + ec.message())
+  Status copied = CopyFileUnder(from, dir, to.filename(), WriteOptions{}, /*replace=*/false);
+  if (!copied.ok()) {
+    return Status(copied.kind(), c_.name + ".msprobe.compare_output_dir: cannot copy " + from.string() + " to " +
+                                     to.string() + ": " + copied.message())
         .WithHint("an existing file is never overwritten; run again in a second, or choose another folder");
   }
   hunt_["compare_output"] = to.string();
@@ -110,10 +111,8 @@ Status Hunt::KeepDumps() {
       if (!src.contains(key) || !src[key].is_string()) continue;
       fs::path from = src[key].get<std::string>();
       fs::path to = o_.report_dir / "hunt" / "dumps" / side / from.filename();
-      std::error_code ec;
-      fs::create_directories(to.parent_path(), ec);
-      fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
-      if (ec) return Unavailable("cannot keep " + from.string() + " as " + to.string() + ": " + ec.message());
+      PARITY_RETURN_IF_ERROR(CopyFileUnder(from, o_.report_dir, to.lexically_relative(o_.report_dir))
+                                 .Context("keeping " + from.string()));
       hunt_["dumps"][side][key] = Rel(to, o_.report_dir);
     }
   }

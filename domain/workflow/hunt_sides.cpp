@@ -1,5 +1,6 @@
 // Hunt's sides: where each side's code comes from (its repository, or the shadow), its
 // worktrees, its command and runs, and what a remote side's runs wrote, fetched back.
+#include "support/safe_file.h"
 #include <chrono>
 
 #include "domain/workflow/hunt_loop.h"
@@ -225,8 +226,7 @@ Result<std::string> Hunt::TakeWritten(Side& s, const fs::path& path, const std::
     return copy.string();
   }
   PARITY_ASSIGN_OR_RETURN(fs::path written, WrittenSince(path, started, where, hint));
-  fs::copy_file(written, copy, fs::copy_options::overwrite_existing, ec);
-  if (ec) return Unavailable("cannot copy " + written.string() + " to " + copy.string() + ": " + ec.message());
+  PARITY_RETURN_IF_ERROR(CopyFileUnder(written, o_.report_dir, copy.lexically_relative(o_.report_dir)));
   return copy.string();
 }
 

@@ -1,6 +1,7 @@
 // The premerge's side of the baseline cache: what the key is made of, how cached runs are
 // put back into the report directory (and the ledger, marked "from cache"), and what is
 // stored after a miss. The cache itself is baseline_cache.cpp.
+#include "support/safe_file.h"
 #include <algorithm>
 
 #include "domain/ledger/ledger.h"
@@ -170,8 +171,8 @@ Result<std::vector<CaseRunner::Run>> CaseRunner::ReuseCached(const MatrixEntry& 
     std::error_code ec;
     fs::create_directories(config_.report_dir, ec);
     PARITY_RETURN_IF_ERROR(MoveAside(log));
-    fs::copy_file(c.log, log, fs::copy_options::overwrite_existing, ec);
-    if (ec) return Unavailable("cannot copy the cached log " + c.log.string() + " to " + log.string() + ": " + ec.message());
+    PARITY_RETURN_IF_ERROR(CopyFileUnder(c.log, config_.report_dir, log.lexically_relative(config_.report_dir))
+                               .Context("copying the cached log"));
     r.log = log.string();
     json outputs = {{"log", log.lexically_relative(config_.report_dir).string()}};
     if (FullPrecision()) {
@@ -180,9 +181,8 @@ Result<std::vector<CaseRunner::Run>> CaseRunner::ReuseCached(const MatrixEntry& 
       }
       const fs::path events = config_.metrics_file ? MetricsCopy(r.side, entry.name)
                                                    : TensorBoardDir(r.side, entry.name) / "from-cache" / c.events.filename();
-      fs::create_directories(events.parent_path(), ec);
-      fs::copy_file(c.events, events, fs::copy_options::overwrite_existing, ec);
-      if (ec) return Unavailable("cannot copy the cached events " + c.events.string() + ": " + ec.message());
+      PARITY_RETURN_IF_ERROR(CopyFileUnder(c.events, config_.report_dir, events.lexically_relative(config_.report_dir))
+                                 .Context("copying the cached metrics"));
       r.events = events.string();
       outputs["events"] = events.lexically_relative(config_.report_dir).string();
     }

@@ -76,6 +76,29 @@ TEST(SafeFile, ASymlinkedTargetIsRefusedAndItsTargetUntouched) {
   EXPECT_EQ(Slurp(f.outside / "victim"), "precious\n");
 }
 
+TEST(SafeFile, CopiesAreWrittenLikeEveryOtherWrite) {
+  Folders f;
+  std::string big(3u << 20, 'x');  // more than one block of the stream
+  big[12345] = 'y';
+  WriteFile(f.outside / "log", big);
+  ASSERT_TRUE(CopyFileUnder(f.outside / "log", f.root, "hunt/logs/baseline.log").ok());
+  auto copied = ReadFileUnder(f.root, "hunt/logs/baseline.log", 4u << 20);
+  ASSERT_TRUE(copied.ok()) << copied.status().ToString();
+  EXPECT_EQ(*copied, big);
+  // A symlink planted where the copy goes (a cloned report directory): refused, the link's
+  // target untouched.
+  fs::create_symlink(f.outside / "victim", f.root / "copy.log");
+  auto through = CopyFileUnder(f.outside / "log", f.root, "copy.log");
+  EXPECT_EQ(through.kind(), ErrorKind::kFailedPrecondition) << through.ToString();
+  EXPECT_EQ(Slurp(f.outside / "victim"), "precious\n");
+  // Never over an existing file when asked, and only regular files are copied.
+  auto again = CopyFileUnder(f.outside / "log", f.root, "hunt/logs/baseline.log", WriteOptions{}, /*replace=*/false);
+  EXPECT_NE(again.message().find("exists"), std::string::npos) << again.ToString();
+  auto folder = CopyFileUnder(f.outside, f.root, "folder.log");
+  EXPECT_NE(folder.message().find("not a regular file"), std::string::npos) << folder.ToString();
+  EXPECT_FALSE(fs::exists(f.root / "folder.log"));
+}
+
 TEST(SafeFile, ASymlinkedFolderOnTheWayIsRefused) {
   Folders f;
   fs::create_directory_symlink(f.outside, f.root / "report");
