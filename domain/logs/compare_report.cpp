@@ -1,5 +1,6 @@
 #include "domain/logs/compare_report.h"
 
+#include "support/safe_file.h"
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -120,18 +121,7 @@ json MetricJson(const MetricComparison& m) {
 }
 
 Status WriteAtomically(const std::filesystem::path& path, const std::string& content) {
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Unavailable("cannot write " + tmp.string());
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.flush();
-    if (!out) return Unavailable("writing " + tmp.string() + " failed (disk full?)");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return Unavailable("cannot rename " + tmp.string() + " to " + path.string() + ": " + ec.message());
-  return Status::Ok();
+  return WriteFileAtomic(path, content);  // the temporary file too: no symlink followed
 }
 
 std::string DiffCsv(const RunComparison& c) {

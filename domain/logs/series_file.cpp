@@ -1,5 +1,6 @@
 #include "domain/logs/series_file.h"
 
+#include "support/safe_file.h"
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -89,14 +90,7 @@ Result<int64_t> WriteSeriesFile(const std::filesystem::path& path, const ParseRe
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
   if (ec) return Unavailable("cannot create " + path.parent_path().string() + ": " + ec.message());
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f.write(out.data(), static_cast<std::streamsize>(out.size()));
-    if (!f) return Unavailable("writing " + tmp.string() + " failed (disk full?)");
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return Unavailable("cannot rename " + tmp.string() + " to " + path.string() + ": " + ec.message());
+  PARITY_RETURN_IF_ERROR(WriteFileAtomic(path, out));
   return rows;
 }
 

@@ -1,5 +1,6 @@
 #include "domain/msprobe/analyze.h"
 
+#include "support/safe_file.h"
 #include <fstream>
 #include <thread>
 #include <unordered_map>
@@ -445,17 +446,7 @@ Result<json> AnalyzeFirstDiff(const AnalyzeOptions& options) {
   if (!options.output_dir.empty()) {
     std::error_code ec;
     fs::create_directories(options.output_dir, ec);
-    fs::path file = options.output_dir / "hunt.json";
-    fs::path tmp = file;
-    tmp += ".tmp";
-    {
-      std::ofstream stream(tmp, std::ios::binary | std::ios::trunc);
-      if (!stream) return Unavailable("cannot write " + tmp.string());
-      stream << out.dump(2) << "\n";
-      if (!stream) return Unavailable("writing " + tmp.string() + " failed");
-    }
-    fs::rename(tmp, file, ec);
-    if (ec) return Unavailable("cannot rename " + tmp.string() + ": " + ec.message());
+    PARITY_RETURN_IF_ERROR(WriteFileAtomic(options.output_dir / "hunt.json", out.dump(2) + "\n"));
   }
   return out;
 }

@@ -1,5 +1,6 @@
 #include "domain/msprobe/compare_csv.h"
 
+#include "support/safe_file.h"
 #include <array>
 #include <cmath>
 #include <functional>
@@ -143,10 +144,10 @@ std::vector<std::string> CompareHeader(DumpMode mode, bool with_stack) {
 Status WriteCompareCsv(const CompareTable& table, const StackIndex* stacks, const std::filesystem::path& path) {
   std::error_code ec;
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-  std::filesystem::path tmp = path;
-  tmp += ".tmp";
-  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-  if (!out) return Unavailable("cannot write " + tmp.string());
+  // Streamed into a temporary file beside the target, renamed over it at the end; neither
+  // follows a symlink (a report directory may come from a cloned repository).
+  const std::filesystem::path parent = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  PARITY_ASSIGN_OR_RETURN(AtomicFileWriter out, AtomicFileWriter::Create(parent, path.filename()));
   const Dump& npu = *table.npu;
   const Dump& bench = *table.bench;
   std::vector<std::string> header = CompareHeader(table.mode, stacks != nullptr);
@@ -156,7 +157,7 @@ Status WriteCompareCsv(const CompareTable& table, const StackIndex* stacks, cons
     for (const std::string& name : header) cells << name;
   }
   line += '\n';
-  out << line;
+  PARITY_RETURN_IF_ERROR(out.Write(line));
   uint32_t previous_entry = UINT32_MAX;
   std::array<std::optional<std::string>, 1u << 9> messages;  // Err_message text per set of checks
   std::array<std::string, 8> diffs;  // "Max diff".."L2norm diff", "MaxRelativeErr".."NormRelativeErr"
@@ -215,12 +216,9 @@ Status WriteCompareCsv(const CompareTable& table, const StackIndex* stacks, cons
     }
     previous_entry = n.entry;
     line += '\n';
-    out << line;
+    PARITY_RETURN_IF_ERROR(out.Write(line));
   }
-  out.close();
-  if (!out) return Unavailable("writing " + tmp.string() + " failed");
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return Unavailable("cannot rename " + tmp.string() + " to " + path.string() + ": " + ec.message());
+  PARITY_RETURN_IF_ERROR(out.Commit());
   return Status::Ok();
 }
 

@@ -29,14 +29,7 @@ uint64_t FolderBytes(const fs::path& dir) {
   return total;
 }
 
-Status WriteFile(const fs::path& path, const std::string& content) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return Unavailable("cannot write " + path.string());
-  out.write(content.data(), static_cast<std::streamsize>(content.size()));
-  out.flush();
-  if (!out) return Unavailable("writing " + path.string() + " failed (disk full?)");
-  return Status::Ok();
-}
+Status WriteFile(const fs::path& path, const std::string& content) { return WriteFileAtomic(path, content); }
 
 Result<json> ReadEntryJson(const fs::path& dir) {
   PARITY_ASSIGN_OR_RETURN(std::string text, ReadFileLimited(dir / "entry.json", kMaxEntryJson));

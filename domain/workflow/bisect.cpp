@@ -1,5 +1,6 @@
 #include "domain/workflow/bisect.h"
 
+#include "support/safe_file.h"
 #include <cstdio>
 #include <fstream>
 
@@ -20,15 +21,8 @@ std::string Short(const std::string& commit) { return commit.substr(0, 12); }
 Status WriteFile(const fs::path& path, const std::string& text) {
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
-  fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) return Unavailable("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) return Unavailable("cannot rename " + tmp.string() + " to " + path.string() + ": " + ec.message());
-  return Status::Ok();
+  if (ec) return Unavailable("cannot create " + path.parent_path().string() + ": " + ec.message());
+  return WriteFileAtomic(path, text);
 }
 
 size_t CeilLog2(size_t n) {
