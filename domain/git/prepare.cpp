@@ -1,5 +1,6 @@
 #include "domain/git/prepare.h"
 
+#include "support/safe_file.h"
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -118,11 +119,11 @@ Result<std::string> WriteInto(const fs::path& worktree, const std::string& rel, 
     fs::create_symlink(p.bytes, dest, ec);
     if (ec) return Unavailable("creating symlink " + dest.string() + ": " + ec.message());
   } else {
-    {
-      std::ofstream out(dest, std::ios::binary | std::ios::trunc);
-      out.write(p.bytes.data(), static_cast<std::streamsize>(p.bytes.size()));
-      if (!out) return Unavailable("writing " + dest.string());
-    }
+    // Through the one write helper: no symlink followed on the way (the worktree holds the
+    // repository's files, links included), the file replaced atomically.
+    WriteOptions o;
+    o.mode = p.mode == "100755" ? 0755 : 0644;
+    PARITY_RETURN_IF_ERROR(WriteFileUnder(worktree, relative, p.bytes, o).Context("copying " + rel));
     auto perms = p.mode == "100755" ? fs::perms(0755) : fs::perms(0644);
     fs::permissions(dest, perms, fs::perm_options::replace, ec);
     if (ec) return Unavailable("setting the mode of " + dest.string() + ": " + ec.message());

@@ -37,6 +37,12 @@ class RawInput {
   }
   uint64_t total() const { return total_; }
   const std::string& path() const { return path_; }
+  // The file ended inside its last member/frame: a log copied or compressed while written.
+  Status CutOff(const char* format, const char* unit) const {
+    return FailedPrecondition(path_ + " is a " + format + " file cut off after " + std::to_string(total_) +
+                              " bytes (its last " + unit + " has no end)")
+        .WithHint("the log was copied or compressed while being written; read the uncompressed original");
+  }
 
  private:
   int fd_;
@@ -69,11 +75,7 @@ class GzipDecompressor final : public Decompressor {
         size_t n = 0;
         PARITY_ASSIGN_OR_RETURN(bool more, in_.Fill(&data, &n));
         if (!more) {
-          if (!member_ended_) {
-            return FailedPrecondition(in_.path() + " is a gzip file cut off after " + std::to_string(in_.total()) +
-                            " bytes (its last member has no end)")
-                .WithHint("the log was copied or compressed while being written; read the uncompressed original");
-          }
+          if (!member_ended_) return in_.CutOff("gzip", "member");
           done_ = true;
           break;
         }
@@ -163,11 +165,7 @@ class ZstdDecompressor final : public Decompressor {
         size_t n = 0;
         PARITY_ASSIGN_OR_RETURN(bool more, in_.Fill(&data, &n));
         if (!more) {
-          if (!frame_ended_) {
-            return FailedPrecondition(in_.path() + " is a zstd file cut off after " + std::to_string(in_.total()) +
-                                      " bytes (its last frame has no end)")
-                .WithHint("the log was copied or compressed while being written; read the uncompressed original");
-          }
+          if (!frame_ended_) return in_.CutOff("zstd", "frame");
           done_ = true;
           break;
         }
