@@ -100,11 +100,18 @@ json BisectProber::TrainArgs(const std::string& phase, const std::string& side, 
   return args;
 }
 
-Result<BisectProber::Metrics> BisectProber::MetricsFile(const json& job, const std::string& side, const fs::path& dir) {
+Result<BisectProber::Metrics> BisectProber::MetricsFile(const json& job, const std::string& side, const fs::path& dir,
+                                                         const std::string& worktree) {
   std::string log = job.value("log_path", "");
   if (log.empty()) log = (dir / job.value("log", "")).string();
   PARITY_ASSIGN_OR_RETURN(std::optional<Status> bad_log, CheckLog(log));
   if (bad_log) return Metrics{"", std::move(bad_log)};
+  if (config_.metrics_file) {
+    const fs::path copy = dir / "metrics" / (side + "_" + entry_.name + ".jsonl");
+    Status moved = MoveMetricsFile(worktree, *config_.metrics_file, dir, copy, "the " + side + " run", log);
+    if (!moved.ok()) return Metrics{"", std::move(moved)};
+    return Metrics{copy.string(), std::nullopt};
+  }
   if (!config_.tensorboard) return Metrics{log, std::nullopt};
   auto events = NewestEventFile(dir / "tb" / (side + "_" + entry_.name));
   if (!events.ok()) return Metrics{"", events.status()};
@@ -141,13 +148,23 @@ Status BisectProber::RunGood(const std::string& good_commit) {
   std::vector<std::string> warnings;
   auto body = [&]() -> Status {
     obs_.Note("good " + good_commit.substr(0, 12) + ": initial checkpoint (1 step) and the reference training");
+    if (config_.metrics_file) {
+      PARITY_RETURN_IF_ERROR(RefuseMetricsFileInTree(wt.baseline, *config_.metrics_file));
+    }
     PARITY_ASSIGN_OR_RETURN(json ckpt, Call("run_training", TrainArgs("gen_ckpt", "", wt.baseline, dir), dir));
     ++trainings_;
+    // The checkpoint run's own file is not the reference run's: moved aside, so the next
+    // run must write its own.
+    if (config_.metrics_file) {
+      PARITY_RETURN_IF_ERROR(MoveMetricsFile(wt.baseline, *config_.metrics_file, dir,
+                                             dir / "metrics" / ("gen_ckpt_" + entry_.name + ".jsonl"),
+                                             "the initial-checkpoint run", ckpt["job"].value("log_path", "")));
+    }
     checkpoint_ = ckpt["job"].value("checkpoint", "");
     if (checkpoint_.empty()) checkpoint_ = (dir / ("initial_ckpt_" + entry_.name)).string();
     PARITY_ASSIGN_OR_RETURN(json run, Call("run_training", TrainArgs("train", "baseline", wt.baseline, dir), dir));
     ++trainings_;
-    PARITY_ASSIGN_OR_RETURN(Metrics metrics, MetricsFile(run["job"], "baseline", dir));
+    PARITY_ASSIGN_OR_RETURN(Metrics metrics, MetricsFile(run["job"], "baseline", dir, wt.baseline));
     if (metrics.unusable) return *metrics.unusable;
     good_metrics_ = metrics.file;
     return Status::Ok();
@@ -195,6 +212,10 @@ Result<std::vector<ProbeResult>> BisectProber::Probe(const std::vector<ProbeRequ
     auto wt = Prepare(batch[i].commit, batch[i].label, out[i].report_dir);
     if (!wt.ok()) return stop(std::move(wt).take_status().Context("probe " + batch[i].commit.substr(0, 12)));
     slots[i].wt = *wt;
+    if (config_.metrics_file) {
+      Status clean = RefuseMetricsFileInTree(wt->candidate, *config_.metrics_file);
+      if (!clean.ok()) return stop(std::move(clean).Context("probe " + batch[i].commit.substr(0, 12)));
+    }
   }
   // Start every training, then follow each: they run concurrently as supervised jobs.
   for (size_t i = 0; i < batch.size(); ++i) {
@@ -226,7 +247,7 @@ Result<std::vector<ProbeResult>> BisectProber::Probe(const std::vector<ProbeRequ
       r.evidence = StatusJson(*slots[i].failed);
       continue;
     }
-    auto metrics = MetricsFile(slots[i].job, "candidate", r.report_dir);
+    auto metrics = MetricsFile(slots[i].job, "candidate", r.report_dir, slots[i].wt.candidate);
     if (!metrics.ok()) return stop(metrics.status());
     if (metrics->unusable) {
       r.verdict = ProbeVerdict::kSkip;

@@ -67,7 +67,10 @@ class BisectProber {
     std::string file;
     std::optional<Status> unusable;
   };
-  Result<Metrics> MetricsFile(const nlohmann::json& job, const std::string& side, const std::filesystem::path& dir);
+  // `worktree`: where the run trained (its metrics_file, when premerge.json names one, is
+  // moved from there into dir/metrics/).
+  Result<Metrics> MetricsFile(const nlohmann::json& job, const std::string& side, const std::filesystem::path& dir,
+                              const std::string& worktree);
   Result<std::optional<Status>> CheckLog(const std::string& log);
   void Cleanup(const Worktrees& wt, const std::filesystem::path& dir, std::vector<std::string>& warnings);
 

@@ -137,29 +137,12 @@ fs::path CaseRunner::MetricsCopy(const std::string& side, const std::string& con
 
 Status CaseRunner::TakeMetricsFile(const std::string& worktree, const std::string& side, const std::string& config,
                                    const json& job, bool ok) {
-  const std::string& relative = *config_.metrics_file;
-  const fs::path where = fs::path(worktree) / relative;
-  if (!ok) return RemoveUnder(worktree, relative);  // a failed run's partial file is not the next run's
-  // Per-step JSON lines are a few hundred bytes a step; far more is not a metrics file.
-  constexpr uint64_t kMaxMetricsBytes = uint64_t{512} << 20;
-  auto text = ReadFileUnder(worktree, relative, kMaxMetricsBytes);
-  if (!text.ok() || text->empty()) {
-    Status s = FailedPrecondition(config + ": the " + side + " run " +
-                                  (text.ok() ? "left an empty metrics file " + where.string()
-                                   : text.status().kind() == ErrorKind::kNotFound
-                                       ? "wrote no metrics file " + where.string()
-                                       : "left a metrics file parity cannot read: " + text.status().message()) +
-                                  " (\"metrics_file\" in premerge.json)");
-    s.WithHint("the trainer must write one JSON object per step (step, loss, grad_norm) to \"" + relative +
-               "\" in its repository folder on every run; or remove \"metrics_file\" to compare TensorBoard "
-               "events or the printed values");
-    s.WithEvidence("log", LogPathOf(job, config_.report_dir));
-    return s;
-  }
+  if (!ok) return RemoveUnder(worktree, *config_.metrics_file);  // a failed run's partial file is not the next run's
   const fs::path copy = MetricsCopy(side, config);
-  PARITY_RETURN_IF_ERROR(WriteFileUnder(config_.report_dir, copy.lexically_relative(config_.report_dir), *text));
-  PARITY_RETURN_IF_ERROR(RemoveUnder(worktree, relative));
-  observer_.Note(config + ": " + side + " metrics " + where.string() + " moved to " + copy.string());
+  PARITY_RETURN_IF_ERROR(MoveMetricsFile(worktree, *config_.metrics_file, config_.report_dir, copy,
+                                         config + ": the " + side + " run", LogPathOf(job, config_.report_dir)));
+  observer_.Note(config + ": " + side + " metrics " + (fs::path(worktree) / *config_.metrics_file).string() +
+                 " moved to " + copy.string());
   return Status::Ok();
 }
 
@@ -246,13 +229,7 @@ Status CaseRunner::Train(const std::vector<MatrixEntry>& matrix, const Worktrees
     // and a run that writes none could not be told from one that wrote it. Refused, not
     // removed (the file is the repository's, and removing it would change the tree).
     for (const std::string& tree : {wt.baseline, wt.candidate}) {
-      const fs::path there = fs::path(tree) / *config_.metrics_file;
-      if (fs::symlink_status(there).type() == fs::file_type::not_found) continue;
-      return FailedPrecondition("\"metrics_file\": " + there.string() +
-                                " exists before any run (the repository holds it), so parity could not tell "
-                                "a run's own file from it")
-          .WithHint("name a file the trainer writes and the repository does not hold (e.g. under its output "
-                    "folder), or remove it from the repository");
+      PARITY_RETURN_IF_ERROR(RefuseMetricsFileInTree(tree, *config_.metrics_file));
     }
   }
   PARITY_RETURN_IF_ERROR(ShowPlan(checkpoints.front()));

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "support/file_read.h"
+#include "support/safe_file.h"
 
 namespace parity::workflow {
 
@@ -70,6 +71,40 @@ Status NoTensorBoardEvents(const std::string& what, const fs::path& dir, const f
   s.WithEvidence("log", log.string());
   if (!said.empty()) s.WithEvidence("log_lines", said);
   return s;
+}
+
+Status RefuseMetricsFileInTree(const fs::path& worktree, const std::string& relative) {
+  const fs::path there = worktree / relative;
+  std::error_code ec;
+  if (fs::symlink_status(there, ec).type() == fs::file_type::not_found) return Status::Ok();
+  return FailedPrecondition("\"metrics_file\": " + there.string() +
+                            " exists before any run (the repository holds it), so parity could not tell a run's own "
+                            "file from it")
+      .WithHint("name a file the trainer writes and the repository does not hold (e.g. under its output folder), or "
+                "remove it from the repository");
+}
+
+Status MoveMetricsFile(const fs::path& worktree, const std::string& relative, const fs::path& dest_root,
+                       const fs::path& dest, const std::string& what, const fs::path& log) {
+  const fs::path where = worktree / relative;
+  // Per-step JSON lines are a few hundred bytes a step; far more is not a metrics file.
+  constexpr uint64_t kMaxMetricsBytes = uint64_t{512} << 20;
+  auto text = ReadFileUnder(worktree, relative, kMaxMetricsBytes);
+  if (!text.ok() || text->empty()) {
+    Status s = FailedPrecondition(what + " " +
+                                  (text.ok() ? "left an empty metrics file " + where.string()
+                                   : text.status().kind() == ErrorKind::kNotFound
+                                       ? "wrote no metrics file " + where.string()
+                                       : "left a metrics file parity cannot read: " + text.status().message()) +
+                                  " (\"metrics_file\" in premerge.json)");
+    s.WithHint("the trainer must write one JSON object per step (step, loss, grad_norm) to \"" + relative +
+               "\" in its repository folder on every run; or remove \"metrics_file\" to compare TensorBoard events or "
+               "the printed values");
+    s.WithEvidence("log", log.string());
+    return s;
+  }
+  PARITY_RETURN_IF_ERROR(WriteFileUnder(dest_root, dest.lexically_relative(dest_root), *text));
+  return RemoveUnder(worktree, relative);
 }
 
 }  // namespace parity::workflow

@@ -1,6 +1,7 @@
 // Full-precision metrics for the workflow pipelines: torchtitan prints loss with 5 and
 // grad_norm with 4 decimals, too coarse to decide bitwise equality, so the pipelines ask a
-// torchtitan run for TensorBoard event files in the report directory and compare those.
+// torchtitan run for TensorBoard event files in the report directory and compare those, or
+// take the JSON-lines file a trainer writes itself (premerge.json's metrics_file).
 #pragma once
 
 #include <filesystem>
@@ -29,5 +30,18 @@ Result<std::filesystem::path> NewestEventFile(const std::filesystem::path& dir);
 // this pipeline's user goes on (the config keys to set).
 Status NoTensorBoardEvents(const std::string& what, const std::filesystem::path& dir, const std::filesystem::path& log,
                            const std::string& hint);
+
+// metrics_file (relative to a worktree) before any run: a fresh worktree that already holds
+// it has it from the repository, and a run that writes none could not be told from one that
+// wrote it; refused (never removed: it is the repository's file).
+Status RefuseMetricsFileInTree(const std::filesystem::path& worktree, const std::string& relative);
+
+// After a run that ended ok: the file moved out of the worktree (parity's) to `dest` (under
+// `dest_root`, written as every report file is), so the next run there starts without one.
+// A run that wrote none, or an empty one, is an error naming `what` (the run), the file and
+// premerge.json's key; `log` is its evidence.
+Status MoveMetricsFile(const std::filesystem::path& worktree, const std::string& relative,
+                       const std::filesystem::path& dest_root, const std::filesystem::path& dest, const std::string& what,
+                       const std::filesystem::path& log);
 
 }  // namespace parity::workflow

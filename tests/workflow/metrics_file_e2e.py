@@ -14,6 +14,8 @@ The expected answers, decided from the demo's ground truth before running parity
   a trainer that writes no file       stopped after the one-step checkpoint run, naming
                                       "metrics_file"
   metrics_file with max_parallel 2    refused before any worktree exists
+  parity bisect with metrics_file     bisect/merged-change: the merge carrying the GELU change is
+                                      the culprit (first-parent), each probe's file moved
   parity hunt, metrics_file per side  numerics/gelu-tanh located at the ground truth's planted
                                       line, the runs compared on the copied files; a test side
                                       whose trainer writes none is an error naming it
@@ -190,6 +192,23 @@ def main():
             fail(f"hunt-nofile: expected an error naming test.metrics_file, got exit {code}:\n{json.dumps(out, indent=1)[:3000]}")
         if worktrees(repo) != only_user_tree:
             fail(f"hunt: worktrees left: {worktrees(repo)}")
+
+        # 7. parity bisect reads the same premerge.json key: over bisect/merged-change's
+        #    first-parent history the merge that brings the GELU change is the culprit, found
+        #    on the moved metrics files of each probe.
+        with open(os.path.join(dest, "ground_truth.json")) as f:
+            merged = json.load(f)["bisect_merged"]
+        config = with_metrics_file(premerge_config(dest, repo, "bisect", "bisect/merged-change", ["toy_small"], WRITE_IT))
+        code, out, err = run_parity(parity, "bisect", "--config", config)
+        if code != 1 or out.get("answer") != "found" or out["culprit"]["commit"] != merged["merge"]:
+            fail(f"bisect: expected the merge {merged['merge']}, got exit {code}:\n{json.dumps(out, indent=1)[:3000]}\n"
+                 f"{err[-3000:]}")
+        moved = [os.path.join(d, f) for d, _, files in os.walk(os.path.join(dest, "reports", "bisect"))
+                 for f in files if f == "candidate_toy_small.jsonl" and os.path.basename(d) == "metrics"]
+        if len(moved) != len(out["probes"]):
+            fail(f"bisect: {len(out['probes'])} probes but metrics files {moved}")
+        if worktrees(repo) != only_user_tree:
+            fail(f"bisect: worktrees left: {worktrees(repo)}")
     print("ok")
 
 
