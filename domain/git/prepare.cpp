@@ -1,6 +1,5 @@
 #include "domain/git/prepare.h"
 
-#include "support/safe_file.h"
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +9,7 @@
 
 #include "domain/git/git_handle.h"
 #include "domain/ledger/ledger.h"
+#include "support/safe_file.h"
 #include "support/subprocess.h"
 
 namespace parity::git {

@@ -1,6 +1,5 @@
 #include "domain/logs/compare_report.h"
 
-#include "support/safe_file.h"
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -10,6 +9,7 @@
 
 #include "domain/logs/result_json.h"
 #include "domain/logs/number_text.h"
+#include "support/safe_file.h"
 
 namespace parity::logs {
 namespace {

@@ -1,6 +1,5 @@
 #include "domain/logs/series_file.h"
 
-#include "support/safe_file.h"
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -10,6 +9,7 @@
 
 #include "domain/logs/number_text.h"
 #include "support/utf8.h"
+#include "support/safe_file.h"
 
 namespace parity::logs {
 namespace {

@@ -1,6 +1,5 @@
 #include "domain/msprobe/analyze.h"
 
-#include "support/safe_file.h"
 #include <fstream>
 #include <thread>
 #include <unordered_map>
@@ -12,6 +11,7 @@
 #include "domain/msprobe/dump_tree.h"
 #include "domain/msprobe/stack.h"
 #include "domain/msprobe/value_trace.h"
+#include "support/safe_file.h"
 
 namespace parity::msprobe {
 

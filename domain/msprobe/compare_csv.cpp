@@ -1,6 +1,5 @@
 #include "domain/msprobe/compare_csv.h"
 
-#include "support/safe_file.h"
 #include <array>
 #include <cmath>
 #include <functional>
@@ -13,6 +12,7 @@
 #include "domain/msprobe/pyrepr.h"
 #include "support/subprocess.h"
 #include "support/file_read.h"
+#include "support/safe_file.h"
 
 namespace parity::msprobe {
 

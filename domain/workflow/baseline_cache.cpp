@@ -1,6 +1,5 @@
 #include "domain/workflow/baseline_cache.h"
 
-#include "support/safe_file.h"
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -9,6 +8,7 @@
 #include "domain/ledger/ledger.h"
 #include "domain/logs/sha256.h"
 #include "support/file_read.h"
+#include "support/safe_file.h"
 
 namespace parity::workflow {
 

@@ -1,6 +1,5 @@
 #include "domain/workflow/bisect.h"
 
-#include "support/safe_file.h"
 #include <cstdio>
 #include <fstream>
 
@@ -8,6 +7,7 @@
 #include "domain/workflow/bisect_git.h"
 #include "domain/workflow/bisect_probe.h"
 #include "support/subprocess.h"
+#include "support/safe_file.h"
 
 namespace parity::workflow {
 

@@ -1,12 +1,12 @@
 // Hunt's probes: the first divergent operator (msprobe_first_diff), the probes at its line
 // and then in every function of its stack, the reruns, their checks and the revert.
-#include "support/safe_file.h"
 #include <algorithm>
 #include <ctime>
 #include <set>
 
 #include "domain/workflow/hunt_loop.h"
 #include "domain/workflow/hunt_remote.h"
+#include "support/safe_file.h"
 
 namespace parity::workflow::hunt_internal {
 

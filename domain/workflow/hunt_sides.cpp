@@ -1,6 +1,5 @@
 // Hunt's sides: where each side's code comes from (its repository, or the shadow), its
 // worktrees, its command and runs, and what a remote side's runs wrote, fetched back.
-#include "support/safe_file.h"
 #include <chrono>
 
 #include "domain/workflow/hunt_loop.h"
@@ -8,6 +7,7 @@
 #include "domain/workflow/hunt_shadow.h"
 #include "domain/workflow/run_worktrees.h"
 #include "domain/workflow/tensorboard_run.h"
+#include "support/safe_file.h"
 
 namespace parity::workflow::hunt_internal {
 

@@ -1,13 +1,13 @@
 // The premerge's side of the baseline cache: what the key is made of, how cached runs are
 // put back into the report directory (and the ledger, marked "from cache"), and what is
 // stored after a miss. The cache itself is baseline_cache.cpp.
-#include "support/safe_file.h"
 #include <algorithm>
 
 #include "domain/ledger/ledger.h"
 #include "domain/workflow/premerge_runs.h"
 #include "support/subprocess.h"
 #include "support/version.h"
+#include "support/safe_file.h"
 
 namespace parity::workflow {
 
