@@ -208,7 +208,7 @@ class Bisect {
         verdicts_[hc.commit] = r.verdict;
         for (auto& w : r.warnings) Warn(w);
         BisectProbe p{next[j], label, hc.commit, hc.subject, ProbeVerdictName(r.verdict), r.reason, r.evidence,
-                      r.report_dir.string(), round_};
+                      r.report_dir.string(), round_, r.scheduler_job};
         obs_.Note("probe " + batch[j].label + " \"" + hc.subject + "\": " + p.verdict + " — " + p.reason);
         out_.probes.push_back(std::move(p));
       }
@@ -332,6 +332,7 @@ class Bisect {
 
   Result<BisectOutcome> Finish() {
     out_.trainings = prober_->trainings();
+    out_.jobs = prober_->scheduler_jobs();
     for (auto& w : warnings_) out_.warnings.push_back(w);
     json doc = BisectJson(out_);
     if (!into_merge_.is_null()) doc["into_merge"] = into_merge_;

@@ -43,7 +43,7 @@ struct BisectOptions {
   std::optional<std::string> good, bad;  // default: the config's baseline and candidate
   std::optional<std::string> case_name;  // the config probed; default the first of `configs`
   bool into_merges = false;
-  size_t parallel = 1;                   // concurrent probe trainings (local runs)
+  size_t parallel = 1;                   // concurrent probe trainings (--jobs)
   bool assume_yes = false;               // --yes: the proposed class of every uncommitted file
   bool keep_worktrees = false;
   std::optional<ComparerConfig> hunt;    // the hunt's config; its sides' refs are replaced
@@ -59,6 +59,7 @@ struct BisectProbe {
   nlohmann::json evidence; // a skipped probe's error (kind, message, evidence)
   std::string report_dir;  // its own report directory
   size_t round = 0;        // probes of one round ran concurrently
+  std::string scheduler_job;  // executor slurm: the training's job id
 };
 
 struct BisectOutcome {
@@ -72,6 +73,7 @@ struct BisectOutcome {
   std::optional<HuntOutcome> hunt;
   std::string hunt_skipped;  // why the hunt did not run, when it did not
   size_t trainings = 0;      // every training run, the good side's two included
+  std::vector<std::string> jobs;  // executor slurm: every training's job id, in start order
   size_t probe_bound = 0;    // ceil(log2(n)) + skipped probes of the first-parent search
   std::vector<std::string> warnings;
   std::string report_json, report_md;

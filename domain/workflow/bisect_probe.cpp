@@ -78,22 +78,14 @@ Result<BisectProber::Worktrees> BisectProber::Prepare(const std::string& commit,
 
 json BisectProber::TrainArgs(const std::string& phase, const std::string& side, const std::string& worktree,
                              const fs::path& dir) const {
-  const PremergeConfig& c = config_;
-  json args = {{"action", "start"}, {"phase", phase}, {"worktree", worktree}, {"config", entry_.name}};
+  json args = TrainingStartArgs(config_, entry_, phase, worktree);
   if (phase == "train") {
     args["side"] = side;
-    args["steps"] = c.steps;
+    args["steps"] = config_.steps;
     args["checkpoint_dir"] = checkpoint_;
   }
-  if (c.model) args["model"] = *c.model;
-  if (c.launcher) args["launcher"] = *c.launcher;
-  if (c.script) args["script"] = *c.script;
-  if (c.dataset_path) args["dataset_path"] = *c.dataset_path;
-  if (!c.env.empty()) args["env"] = c.env;
-  if (c.timeout_s > 0) args["timeout_s"] = c.timeout_s;
-  std::vector<std::string> extra = entry_.extra_args;
-  if (c.tokenizer) extra.push_back("--model.tokenizer_path=" + *c.tokenizer);
-  if (phase == "train" && c.tensorboard) {
+  std::vector<std::string> extra = args.value("extra_args", std::vector<std::string>{});
+  if (phase == "train" && config_.tensorboard) {
     for (auto& flag : TensorBoardFlags(dir / "tb" / (side + "_" + entry_.name))) extra.push_back(flag);
   }
   if (!extra.empty()) args["extra_args"] = extra;
@@ -141,6 +133,14 @@ void BisectProber::Cleanup(const Worktrees& wt, const fs::path& dir, std::vector
   if (!done.ok()) warnings.push_back("the worktrees " + wt.candidate + " were not removed: " + done.status().ToString());
 }
 
+std::string BisectProber::NoteJob(const json& job) {
+  const json slurm = job.is_object() ? job.value("slurm", json()) : json();
+  if (!slurm.is_object()) return "";
+  std::string id = slurm.value("job_id", "");
+  if (!id.empty()) jobs_.push_back(id);
+  return id;
+}
+
 Status BisectProber::RunGood(const std::string& good_commit) {
   good_commit_ = good_commit;
   const fs::path dir = good_dir();
@@ -153,6 +153,7 @@ Status BisectProber::RunGood(const std::string& good_commit) {
     }
     PARITY_ASSIGN_OR_RETURN(json ckpt, Call("run_training", TrainArgs("gen_ckpt", "", wt.baseline, dir), dir));
     ++trainings_;
+    NoteJob(ckpt["job"]);
     // The checkpoint run's own file is not the reference run's: moved aside, so the next
     // run must write its own.
     if (config_.metrics_file) {
@@ -164,6 +165,7 @@ Status BisectProber::RunGood(const std::string& good_commit) {
     if (checkpoint_.empty()) checkpoint_ = (dir / ("initial_ckpt_" + entry_.name)).string();
     PARITY_ASSIGN_OR_RETURN(json run, Call("run_training", TrainArgs("train", "baseline", wt.baseline, dir), dir));
     ++trainings_;
+    NoteJob(run["job"]);
     PARITY_ASSIGN_OR_RETURN(Metrics metrics, MetricsFile(run["job"], "baseline", dir, wt.baseline));
     if (metrics.unusable) return *metrics.unusable;
     good_metrics_ = metrics.file;
@@ -241,6 +243,7 @@ Result<std::vector<ProbeResult>> BisectProber::Probe(const std::vector<ProbeRequ
   }
   for (size_t i = 0; i < batch.size(); ++i) {
     ProbeResult& r = out[i];
+    r.scheduler_job = NoteJob(slots[i].job);
     if (slots[i].failed) {
       r.verdict = ProbeVerdict::kSkip;
       r.reason = "does not run: " + slots[i].failed->message();

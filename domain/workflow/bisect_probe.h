@@ -34,6 +34,7 @@ struct ProbeResult {
   nlohmann::json evidence;  // skip: the error as {kind, message, hint, evidence}
   std::filesystem::path report_dir;
   std::vector<std::string> warnings;
+  std::string scheduler_job;  // the training's Slurm job id (executor slurm), else empty
 };
 
 class BisectProber {
@@ -51,6 +52,8 @@ class BisectProber {
   Result<std::vector<ProbeResult>> Probe(const std::vector<ProbeRequest>& batch);
 
   size_t trainings() const { return trainings_; }
+  // Every training's Slurm job id in the order started (the good side's two included).
+  const std::vector<std::string>& scheduler_jobs() const { return jobs_; }
   std::filesystem::path good_dir() const { return config_.report_dir / "good"; }
 
  private:
@@ -73,6 +76,8 @@ class BisectProber {
                               const std::string& worktree);
   Result<std::optional<Status>> CheckLog(const std::string& log);
   void Cleanup(const Worktrees& wt, const std::filesystem::path& dir, std::vector<std::string>& warnings);
+  // The job's Slurm id, recorded in scheduler_jobs(); empty for a job of another executor.
+  std::string NoteJob(const nlohmann::json& job);
 
   const PremergeConfig& config_;
   MatrixEntry entry_;
@@ -84,6 +89,7 @@ class BisectProber {
   std::map<std::string, std::string> uncommitted_;
   std::string good_commit_, good_metrics_, checkpoint_;
   size_t trainings_ = 0;
+  std::vector<std::string> jobs_;
 };
 
 nlohmann::json StatusJson(const Status& status);

@@ -33,6 +33,7 @@ json BisectJson(const BisectOutcome& o) {
               {"verdict", p.verdict}, {"reason", p.reason}, {"report_dir", p.report_dir}, {"round", p.round},
               {"reproduce", p.report_dir + "/report/reproduce.json"}};
     if (!p.evidence.is_null()) j["evidence"] = p.evidence;
+    if (!p.scheduler_job.empty()) j["slurm_job"] = p.scheduler_job;
     probes.push_back(std::move(j));
   }
   return {{"schema", "parity.bisect/1"},
@@ -48,6 +49,7 @@ json BisectJson(const BisectOutcome& o) {
           {"hunt", HuntJson(o)},
           {"trainings", o.trainings},
           {"probe_bound", o.probe_bound},
+          {"jobs", o.jobs},
           {"warnings", o.warnings}};
 }
 
@@ -57,7 +59,13 @@ std::string BisectMarkdown(const BisectOutcome& o) {
   md << "- good " << Short(o.good_commit) << ", bad " << Short(o.bad_commit) << ", case " << o.case_name << "\n";
   md << "- " << o.commits.size() << " first-parent commit(s); " << o.probes.size() << " probe(s), " << o.trainings
      << " training(s) in all (the good side's checkpoint and run included); a binary search needs at most "
-     << o.probe_bound << " probe(s) here (ceil(log2 n) + skipped)\n\n";
+     << o.probe_bound << " probe(s) here (ceil(log2 n) + skipped)\n";
+  if (!o.jobs.empty()) {
+    md << "- Slurm jobs, in the order submitted (the good side's checkpoint and run first):";
+    for (const auto& j : o.jobs) md << " " << j;
+    md << "\n";
+  }
+  md << "\n";
   md << "## Commits tried\n\n| # | commit | subject | verdict | why | replay |\n|---|---|---|---|---|---|\n";
   for (const auto& p : o.probes) {
     std::string reason = p.reason;

@@ -163,4 +163,20 @@ Result<PremergeConfig> ReadPremergeConfig(const fs::path& path) {
   return ParsePremergeConfig(value, path.filename().string(), fs::absolute(path).parent_path());
 }
 
+json TrainingStartArgs(const PremergeConfig& c, const MatrixEntry& entry, const std::string& phase,
+                       const std::string& worktree) {
+  json args = {{"action", "start"}, {"phase", phase}, {"worktree", worktree}, {"config", entry.name}};
+  if (c.model) args["model"] = *c.model;
+  if (c.launcher) args["launcher"] = *c.launcher;
+  if (c.script) args["script"] = *c.script;
+  if (c.dataset_path) args["dataset_path"] = *c.dataset_path;
+  if (!c.env.empty()) args["env"] = c.env;
+  if (c.timeout_s > 0) args["timeout_s"] = c.timeout_s;
+  if (c.executor != "local") args["executor"] = c.executor;
+  std::vector<std::string> extra = entry.extra_args;
+  if (c.tokenizer) extra.push_back("--model.tokenizer_path=" + *c.tokenizer);
+  if (!extra.empty()) args["extra_args"] = extra;
+  return args;
+}
+
 }  // namespace parity::workflow

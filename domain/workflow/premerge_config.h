@@ -107,4 +107,11 @@ Result<PremergeConfig> ParsePremergeConfig(const nlohmann::json& value, const st
                                            const std::filesystem::path& base);
 Result<PremergeConfig> ReadPremergeConfig(const std::filesystem::path& path);
 
+// The run_training arguments every training of `entry` shares, a premerge's and a bisect's
+// alike: {action "start", phase, worktree, config}, the trainer settings (model, launcher,
+// script, dataset_path, env, timeout_s), the executor, and extra_args (the entry's, then the
+// tokenizer flag). Each workflow adds its own (side, steps, folders, TensorBoard flags).
+nlohmann::json TrainingStartArgs(const PremergeConfig& config, const MatrixEntry& entry, const std::string& phase,
+                                 const std::string& worktree);
+
 }  // namespace parity::workflow

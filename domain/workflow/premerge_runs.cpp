@@ -52,8 +52,8 @@ std::string CaseRunner::BaselineSide(int index) {
 
 json CaseRunner::RunArgs(const MatrixEntry& entry, const std::string& phase, const std::string& worktree,
                          const std::string& folder) const {
-  json args = {{"report_dir", config_.report_dir.string()}};
-  args.update({{"action", "start"}, {"phase", phase}, {"worktree", worktree}, {"config", entry.name}});
+  json args = TrainingStartArgs(config_, entry, phase, worktree);
+  args["report_dir"] = config_.report_dir.string();
   // Runs side by side share the candidate worktree: each gets its own output folder, so
   // no run clears or moves another's checkpoint folder. Started back to back, they are not
   // probed one by one (a probe imports torch: seconds per start, and the runs would no
@@ -63,16 +63,6 @@ json CaseRunner::RunArgs(const MatrixEntry& entry, const std::string& phase, con
     args["dump_folder"] = "outputs/parity_" + folder + "_" + entry.name;
     args["probe_env"] = false;
   }
-  if (config_.model) args["model"] = *config_.model;
-  if (config_.launcher) args["launcher"] = *config_.launcher;
-  if (config_.script) args["script"] = *config_.script;
-  if (config_.dataset_path) args["dataset_path"] = *config_.dataset_path;
-  if (!config_.env.empty()) args["env"] = config_.env;
-  if (config_.timeout_s > 0) args["timeout_s"] = config_.timeout_s;
-  if (config_.executor != "local") args["executor"] = config_.executor;
-  std::vector<std::string> extra = entry.extra_args;
-  if (config_.tokenizer) extra.push_back("--model.tokenizer_path=" + *config_.tokenizer);
-  if (!extra.empty()) args["extra_args"] = extra;
   return args;
 }
 
