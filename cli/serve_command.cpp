@@ -16,7 +16,7 @@
 
 #include "cli/commands.h"
 #include "cli/user_policy.h"
-#include "mcp-server/http_module.h"
+#include "mcp-server/http_transport.h"
 #include "mcp-server/stdio_transport.h"
 #include "prompts/prompts.h"
 #include "tools/all_tools.h"
@@ -194,13 +194,7 @@ int ServeCommand(const std::vector<std::string>& args) {
   if (!IsLoopback(http_options.host) && http_options.bearer_tokens.empty()) {
     return Usage("--http " + http + " listens beyond this machine: give --token-file FILE (bearer tokens, mode 0600)");
   }
-  // From parity-http.so: a stdio server never maps cpp-httplib (see mcp-server/http_module.h).
-  auto loaded = mcp::LoadHttpTransport(http_options);
-  if (!loaded.ok()) {
-    std::fprintf(stderr, "parity serve: %s\n", loaded.status().ToString().c_str());
-    return kExitFailure;
-  }
-  mcp::HttpTransport& transport = **loaded;
+  mcp::HttpTransport transport(http_options);
   Status bound = transport.Bind();
   if (!bound.ok()) {
     std::fprintf(stderr, "parity serve: %s\n", bound.ToString().c_str());

@@ -57,14 +57,12 @@ class HttpTransport : public Transport {
   explicit HttpTransport(HttpOptions options);
   ~HttpTransport() override;
 
-  // Binds the socket (so port() is known) without serving yet. Virtual, like the rest,
-  // so the parity binary can drive a transport made by parity-http.so without linking
-  // this class (mcp-server/http_module.h).
-  virtual Status Bind();
+  // Binds the socket (so port() is known) without serving yet.
+  Status Bind();
   Status Serve(Server& server) override;  // binds first when Bind was not called
   void Stop() override;
-  virtual int port() const;
-  virtual bool running() const;
+  int port() const;
+  bool running() const;
 
  private:
   struct Impl;

@@ -32,7 +32,7 @@ if [ "${BUILD:-1}" != 0 ]; then
     command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
     cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   fi
-  cmake --build "$build" --target mcp_latency pipe_echo parity parity_http parity-conformance-fixture \
+  cmake --build "$build" --target mcp_latency pipe_echo parity parity-conformance-fixture \
     parity-client-fixture-stdio \
     -j "${PARITY_JOBS:-2}" >/dev/null
 fi
