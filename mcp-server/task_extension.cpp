@@ -235,10 +235,12 @@ TaskExtension::Outcome TaskExtension::Update(const json& params) {
   task->updated_at = NowIsoUtc();
   task->run_done = false;
   task->self = task;
+  // The answers go in as the MRTR responses they are: a preset (CallSetup::answers, an
+  // answers file) may not answer for the user, a client's response to AskUser may.
   CallSetup setup = task->setup;
-  setup.answers = task->answers;
   InvokeInputs inputs;
   inputs.binding = task->binding;
+  inputs.input_responses = task->answers;
   lock.unlock();
   Launch(task, std::move(inputs), std::move(setup));
   return Ack();
