@@ -6,15 +6,15 @@
 // SIGINT/SIGTERM cancel the running trainings.
 #include <unistd.h>
 
-#include <csignal>
 #include <cstdio>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/pipeline_display.h"
-#include "cli/tool_runner.h"
 #include "cli/user_policy.h"
 #include "cli/workflow_commands.h"
 #include "domain/workflow/bisect.h"
+#include "tools/pipeline_runner.h"
 
 namespace parity::cli {
 
@@ -31,12 +31,6 @@ int Usage(const std::string& why) {
                "  2 undecided or error\n",
                why.c_str());
   return kExitUsage;
-}
-
-CancellationSource* g_bisect_cancel = nullptr;
-
-extern "C" void OnBisectSignal(int) {
-  if (g_bisect_cancel) g_bisect_cancel->Cancel();
 }
 
 bool PositiveInt(const std::string& text, int& out) {
@@ -135,23 +129,18 @@ int BisectCommand(const std::vector<std::string>& args) {
     return 2;
   }
 
-  CancellationSource cancel;
-  g_bisect_cancel = &cancel;
-  options.cancel = cancel.token();
-  std::signal(SIGINT, OnBisectSignal);
-  std::signal(SIGTERM, OnBisectSignal);
+  std::optional<InterruptCancels> interrupt(std::in_place);
+  options.cancel = interrupt->token();
   PipelineDisplay display("bisect", isatty(STDERR_FILENO) == 1);
-  InProcessToolRunner runner(config->report_dir, [&display](double done, std::optional<double> total,
+  tools::InProcessToolRunner runner(config->report_dir, [&display](double done, std::optional<double> total,
                                                             const std::string& message) {
     display.Progress(done, total, message);
   });
-  runner.SetCancellation(cancel.token());
+  runner.SetCancellation(interrupt->token());
   runner.SetPolicy(*user_policy, TerminalPrompt(yes));
   auto outcome = workflow::RunBisect(*config, options, runner, display);
   display.Finish();
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
-  g_bisect_cancel = nullptr;
+  interrupt.reset();
   int code = workflow::BisectExitCode(outcome);
   if (!outcome.ok()) return Stopped(outcome.status(), "stopped: ");
   std::fprintf(stderr, "bisect: %s — %s\n  %zu probe(s), %zu training(s); report %s\n", outcome->answer.c_str(),

@@ -7,15 +7,14 @@
 // and the probes are reverted before parity exits.
 #include <unistd.h>
 
-#include <csignal>
 #include <cstdio>
 
 #include "cli/commands.h"
 #include "cli/pipeline_display.h"
-#include "cli/tool_runner.h"
 #include "cli/user_policy.h"
 #include "cli/workflow_commands.h"
 #include "domain/workflow/hunt.h"
+#include "tools/pipeline_runner.h"
 
 namespace parity::cli {
 
@@ -32,12 +31,6 @@ int Usage(const std::string& why) {
   return kExitUsage;
 }
 
-CancellationSource* g_cancel = nullptr;
-
-extern "C" void OnSignal(int) {
-  if (g_cancel) g_cancel->Cancel();  // an atomic store: safe in a signal handler
-}
-
 template <typename T>
 bool ParseNumber(const std::string& text, T& out) {
   try {
@@ -50,16 +43,6 @@ bool ParseNumber(const std::string& text, T& out) {
   }
 }
 
-json OutcomeJson(const workflow::HuntOutcome& o) {
-  return {{"verdict", o.verdict},
-          {"explanation", o.explanation},
-          {"located", o.located},
-          {"baseline_commit", o.baseline_commit},
-          {"candidate_commit", o.candidate_commit},
-          {"iterations", o.hunt.value("iterations", json::array()).size()},
-          {"outputs", o.report.value("outputs", json::object())},
-          {"warnings", o.warnings}};
-}
 
 // Each remote side's SSH host must be in the user's policy, or accepted at the terminal
 // (then added to this run's policy, so run_training does not ask again); with --yes or
@@ -187,24 +170,18 @@ int HuntCommand(const std::vector<std::string>& args) {
     return 2;
   }
 
-  CancellationSource cancel;
-  g_cancel = &cancel;
-  options.cancel = cancel.token();
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
+  InterruptCancels interrupt;
+  options.cancel = interrupt.token();
 
   PipelineDisplay display("hunt", isatty(STDERR_FILENO) == 1);
-  InProcessToolRunner runner(options.report_dir, [&display](double done, std::optional<double> total,
+  tools::InProcessToolRunner runner(options.report_dir, [&display](double done, std::optional<double> total,
                                                             const std::string& message) {
     display.Progress(done, total, message);
   });
-  runner.SetCancellation(cancel.token());
+  runner.SetCancellation(interrupt.token());
   runner.SetPolicy(*user_policy, prompt);
   auto outcome = workflow::RunHunt(*config, options, runner, display);
   display.Finish();
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
-  g_cancel = nullptr;
   int code = workflow::HuntExitCode(outcome);
   if (!outcome.ok()) {
     std::fprintf(stderr, "parity hunt: stopped: %s\n", outcome.status().ToString().c_str());
@@ -213,7 +190,7 @@ int HuntCommand(const std::vector<std::string>& args) {
   }
   std::fprintf(stderr, "hunt verdict: %s — %s (report directory %s)\n", outcome->verdict.c_str(),
                outcome->explanation.c_str(), options.report_dir.string().c_str());
-  std::printf("%s\n", OutcomeJson(*outcome).dump(2).c_str());
+  std::printf("%s\n", workflow::HuntOutcomeJson(*outcome).dump(2).c_str());
   return code;
 }
 

@@ -1,5 +1,7 @@
 #include "cli/pipeline_display.h"
 
+#include <csignal>
+
 #include <cmath>
 #include <cstdio>
 
@@ -57,6 +59,25 @@ void PipelineDisplay::Draw() {
   if (line.size() > 160) line.resize(160);
   std::fprintf(stderr, "\r\033[K%s", line.c_str());
   std::fflush(stderr);
+}
+
+namespace {
+CancellationSource* g_interrupted = nullptr;
+extern "C" void OnInterrupt(int) {
+  if (g_interrupted) g_interrupted->Cancel();  // an atomic store: safe in a signal handler
+}
+}  // namespace
+
+InterruptCancels::InterruptCancels() {
+  g_interrupted = &source_;
+  std::signal(SIGINT, OnInterrupt);
+  std::signal(SIGTERM, OnInterrupt);
+}
+
+InterruptCancels::~InterruptCancels() {
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  g_interrupted = nullptr;
 }
 
 nlohmann::json PipelineErrorJson(const Status& s) {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "domain/workflow/pipeline.h"
+#include "support/cancel.h"
 #include "support/status.h"
 
 namespace parity::cli {
@@ -35,6 +36,21 @@ class PipelineDisplay : public workflow::PipelineObserver {
   size_t step_ = 0, total_ = 0;
   std::string title_, detail_;
   int last_decile_ = -1;
+};
+
+// While it lives, SIGINT and SIGTERM cancel token() (a pipeline then stops its trainings
+// and cleans up, as after an error); the default handlers are back when it ends. One at a
+// time per process.
+class InterruptCancels {
+ public:
+  InterruptCancels();
+  ~InterruptCancels();
+  InterruptCancels(const InterruptCancels&) = delete;
+  InterruptCancels& operator=(const InterruptCancels&) = delete;
+  CancellationToken token() const { return source_.token(); }
+
+ private:
+  CancellationSource source_;
 };
 
 // {"verdict": "ERROR", "error": {kind, message, hint, evidence}}.

@@ -1,16 +1,17 @@
 // parity premerge --config premerge.json [--yes] [--steps N] [--report-dir DIR] [--keep-worktrees]: the
 // premerge-accuracy-check skill as one non-interactive run (domain/workflow/premerge.h).
 // stderr: a progress bar on a terminal, plain lines otherwise; stdout: the outcome as JSON.
+// SIGINT/SIGTERM cancel the running trainings; the worktrees are removed before parity exits.
 #include <unistd.h>
 
 #include <cstdio>
 
 #include "cli/commands.h"
 #include "cli/pipeline_display.h"
-#include "cli/tool_runner.h"
 #include "cli/user_policy.h"
 #include "cli/workflow_commands.h"
 #include "domain/workflow/premerge.h"
+#include "tools/pipeline_runner.h"
 
 namespace parity::cli {
 
@@ -24,28 +25,6 @@ int Usage(const std::string& why) {
                "[--report-dir DIR] [--keep-worktrees] [--no-cache] [--policy FILE] [--allow-folder DIR]...\n  exit status: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or error\n",
                why.c_str());
   return kExitUsage;
-}
-
-json OutcomeJson(const workflow::PremergeOutcome& o) {
-  json cases = json::array();
-  for (const auto& c : o.cases) {
-    cases.push_back({{"config", c.config}, {"verdict", c.verdict}, {"reason", c.reason}, {"report_json", c.report_json}});
-  }
-  json determinism = json::array();
-  for (const auto& d : o.determinism) {
-    determinism.push_back({{"config", d.config}, {"gate1", d.gate1}, {"reason", d.reason}, {"report_json", d.report_json},
-                           {"baseline_runs", d.baseline_runs}, {"from_cache", d.from_cache},
-                           {"cache_key", d.cache_key.empty() ? json(nullptr) : json(d.cache_key)},
-                           {"calibrated", d.calibrated}, {"environment", d.environment}});
-  }
-  return {{"verdict", o.verdict},
-          {"cases", cases},
-          {"determinism", determinism},
-          {"baseline_commit", o.baseline_commit},
-          {"candidate_commit", o.candidate_commit},
-          {"outputs", o.report.value("outputs", json::object())},
-          {"warnings", o.warnings},
-          {"jobs", o.jobs}};
 }
 
 }  // namespace
@@ -99,15 +78,18 @@ int PremergeCommand(const std::vector<std::string>& args) {
     return 2;
   }
 
+  InterruptCancels interrupt;  // Ctrl-C stops the trainings, then the worktrees are removed
   PipelineDisplay display("premerge", isatty(STDERR_FILENO) == 1);
-  InProcessToolRunner runner(config->report_dir, [&display](double done, std::optional<double> total,
+  tools::InProcessToolRunner runner(config->report_dir, [&display](double done, std::optional<double> total,
                                                             const std::string& message) {
     display.Progress(done, total, message);
   });
   runner.SetPolicy(*user_policy, TerminalPrompt(yes));
+  runner.SetCancellation(interrupt.token());
   workflow::PremergeOptions options;
   options.assume_yes = yes;
   options.no_cache = no_cache;
+  options.cancel = interrupt.token();
   auto outcome = workflow::RunPremerge(*config, options, runner, display);
   display.Finish();
   int code = workflow::PremergeExitCode(outcome);
@@ -123,7 +105,7 @@ int PremergeCommand(const std::vector<std::string>& args) {
   for (const auto& c : outcome->cases) std::fprintf(stderr, "%s: %s — %s\n", c.config.c_str(), c.verdict.c_str(), c.reason.c_str());
   std::fprintf(stderr, "premerge verdict: %s (report directory %s)\n", outcome->verdict.c_str(),
                config->report_dir.string().c_str());
-  std::printf("%s\n", OutcomeJson(*outcome).dump(2).c_str());
+  std::printf("%s\n", workflow::PremergeOutcomeJson(*outcome).dump(2).c_str());
   return code;
 }
 

@@ -2,10 +2,12 @@
 
 #include "tools/audit_workspace/audit_workspace.h"
 #include "tools/compare_logs/compare_logs.h"
+#include "tools/hunt/hunt.h"
 #include "tools/inject_prints/inject_prints.h"
 #include "tools/msprobe_first_diff/msprobe_first_diff.h"
 #include "tools/parse_log/parse_log.h"
 #include "tools/parse_log/series_resource.h"
+#include "tools/premerge/premerge.h"
 #include "tools/probe_env/probe_env.h"
 #include "tools/render_report/render_report.h"
 #include "tools/run_training/run_training.h"
@@ -23,6 +25,8 @@ std::vector<mcp::Tool> AllTools() {
   tools.push_back(MakeMsprobeFirstDiffTool());
   tools.push_back(MakeInjectPrintsTool());
   tools.push_back(MakeRenderReportTool());
+  tools.push_back(MakePremergeTool());
+  tools.push_back(MakeHuntTool());
   return tools;
 }
 

@@ -37,6 +37,7 @@ class Runner {
   Result<std::vector<RunOutcome>> Run() {
     std::vector<bool> started(runs_.size(), false);
     while (true) {
+      if (o_.cancel.cancelled() && !cancelled_) CancelFlights();
       // Skip what can never start, start what may, within the limit, in plan order.
       for (size_t i = 0; i < runs_.size(); ++i) {
         if (started[i]) continue;
@@ -66,11 +67,24 @@ class Runner {
           interval = std::max(interval, job["poll_after_s"].get<double>());
         }
       }
-      std::this_thread::sleep_for(std::chrono::duration<double>(interval));
+      // Slept in slices so that a cancel reaches the trainings at once.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(interval);
+      while (!o_.cancel.cancelled() && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      if (o_.cancel.cancelled() && !cancelled_) CancelFlights();
       PARITY_RETURN_IF_ERROR(PollAll());
     }
     for (size_t i = 0; i < runs_.size(); ++i) {
-      if (!started[i]) out_[i].error = Cancelled(runs_[i].label + " was not started: stopped at the first failure");
+      if (!started[i]) {
+        out_[i].error = Cancelled(runs_[i].label + " was not started: " +
+                                  (cancelled_ ? "the run was cancelled" : "stopped at the first failure"));
+      }
+    }
+    if (cancelled_) {
+      Status s = Cancelled("cancelled: every training still going was stopped");
+      if (!cancelled_jobs_.empty()) s.WithEvidence("cancelled_jobs", cancelled_jobs_);
+      return s;
     }
     return out_;
   }
@@ -164,10 +178,26 @@ class Runner {
       stopping_ = true;
       for (const auto& f : flights_) {
         obs_.Note(runs_[f.index].label + ": cancelling (stop at the first failure)");
-        json args = {{"action", "cancel"}, {"job_id", f.job_id}};
-        if (runs_[f.index].args.contains("report_dir")) args["report_dir"] = runs_[f.index].args["report_dir"];
-        (void)run_.Call("run_training", args);  // its end is read by the next poll
+        (void)CancelJob(f);  // its end is read by the next poll
       }
+    }
+  }
+
+  Result<json> CancelJob(const Flight& f) {
+    json args = {{"action", "cancel"}, {"job_id", f.job_id}};
+    if (runs_[f.index].args.contains("report_dir")) args["report_dir"] = runs_[f.index].args["report_dir"];
+    return run_.Call("run_training", args);
+  }
+
+  // The user's cancel: no new run starts, and every run still going is cancelled (what
+  // could not be is named in the error).
+  void CancelFlights() {
+    cancelled_ = true;
+    stopping_ = true;
+    for (const auto& f : flights_) {
+      obs_.Note(runs_[f.index].label + ": cancelling job " + f.job_id);
+      auto done = CancelJob(f);
+      cancelled_jobs_ += f.job_id + (done.ok() ? "" : " (not cancelled: " + done.status().message() + ")") + "\n";
     }
   }
 
@@ -178,6 +208,8 @@ class Runner {
   std::vector<RunOutcome> out_;
   std::vector<Flight> flights_;
   bool stopping_ = false;
+  bool cancelled_ = false;
+  std::string cancelled_jobs_;
 };
 
 }  // namespace

@@ -8,7 +8,9 @@
 //
 // A run that fails is kept with its evidence and the others go on (those that depend on
 // it are skipped, saying why), unless stop_at_first_failure: then the runs still going are
-// cancelled and no new one starts.
+// cancelled and no new one starts. When `cancel` fires (the user's Ctrl-C, an MCP cancel),
+// every run still going is cancelled (run_training cancel: SIGTERM), followed until it has
+// ended, and the fan-out is a kCancelled error naming them.
 #pragma once
 
 #include <functional>
@@ -19,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "domain/workflow/pipeline.h"
+#include "support/cancel.h"
 #include "support/status.h"
 
 namespace parity::workflow {
@@ -42,6 +45,7 @@ struct FanOutOptions {
   size_t max_parallel = 1;
   bool stop_at_first_failure = false;
   double poll_interval_s = 1.0;
+  CancellationToken cancel;  // checked between polls, every 50 ms
   // Called with a run's plan index and last job view when it ends (ok: whether it ended
   // ok), before any later run starts (with max_parallel 1, before the next one): to take or
   // discard what the run left in its folder. An error makes an ok run's outcome "error"

@@ -272,4 +272,16 @@ int HuntExitCode(const Result<HuntOutcome>& outcome) {
   return 2;
 }
 
+nlohmann::json HuntOutcomeJson(const HuntOutcome& o) {
+  using nlohmann::json;
+  return {{"verdict", o.verdict},
+          {"explanation", o.explanation},
+          {"located", o.located},
+          {"baseline_commit", o.baseline_commit},
+          {"candidate_commit", o.candidate_commit},
+          {"iterations", o.hunt.value("iterations", json::array()).size()},
+          {"outputs", o.report.value("outputs", json::object())},
+          {"warnings", o.warnings}};
+}
+
 }  // namespace parity::workflow

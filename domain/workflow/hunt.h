@@ -72,4 +72,7 @@ Result<HuntOutcome> RunHunt(const ComparerConfig& config, const HuntOptions& opt
 // 0 no divergence, 1 divergence located, 2 inconclusive or error.
 int HuntExitCode(const Result<HuntOutcome>& outcome);
 
+// The outcome as `parity hunt` prints it and the hunt tool returns it.
+nlohmann::json HuntOutcomeJson(const HuntOutcome& outcome);
+
 }  // namespace parity::workflow

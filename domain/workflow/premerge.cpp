@@ -313,4 +313,26 @@ int PremergeExitCode(const Result<PremergeOutcome>& outcome) {
   return 2;
 }
 
+json PremergeOutcomeJson(const PremergeOutcome& o) {
+  json cases = json::array();
+  for (const auto& c : o.cases) {
+    cases.push_back({{"config", c.config}, {"verdict", c.verdict}, {"reason", c.reason}, {"report_json", c.report_json}});
+  }
+  json determinism = json::array();
+  for (const auto& d : o.determinism) {
+    determinism.push_back({{"config", d.config}, {"gate1", d.gate1}, {"reason", d.reason}, {"report_json", d.report_json},
+                           {"baseline_runs", d.baseline_runs}, {"from_cache", d.from_cache},
+                           {"cache_key", d.cache_key.empty() ? json(nullptr) : json(d.cache_key)},
+                           {"calibrated", d.calibrated}, {"environment", d.environment}});
+  }
+  return {{"verdict", o.verdict},
+          {"cases", cases},
+          {"determinism", determinism},
+          {"baseline_commit", o.baseline_commit},
+          {"candidate_commit", o.candidate_commit},
+          {"outputs", o.report.value("outputs", json::object())},
+          {"warnings", o.warnings},
+          {"jobs", o.jobs}};
+}
+
 }  // namespace parity::workflow

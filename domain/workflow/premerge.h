@@ -19,6 +19,7 @@
 
 #include "domain/workflow/pipeline.h"
 #include "domain/workflow/premerge_config.h"
+#include "support/cancel.h"
 #include "support/status.h"
 
 namespace parity::workflow {
@@ -56,6 +57,9 @@ struct PremergeOutcome {
 struct PremergeOptions {
   bool assume_yes = false;  // --yes: every confirmation answered with the proposal
   bool no_cache = false;    // --no-cache: train every baseline run, store nothing
+  // Ctrl-C, an MCP cancel: the trainings still going are cancelled and the premerge stops
+  // (its worktrees removed as after any error).
+  CancellationToken cancel;
 };
 
 Result<PremergeOutcome> RunPremerge(const PremergeConfig& config, const PremergeOptions& options, StepRunner& runner,
@@ -63,6 +67,9 @@ Result<PremergeOutcome> RunPremerge(const PremergeConfig& config, const Premerge
 
 // 0 PASS, 1 FAIL, 2 INCONCLUSIVE or error.
 int PremergeExitCode(const Result<PremergeOutcome>& outcome);
+
+// The outcome as `parity premerge` prints it and the premerge tool returns it.
+nlohmann::json PremergeOutcomeJson(const PremergeOutcome& outcome);
 
 // The overall verdict of several cases (FAIL > INCONCLUSIVE > PASS); INCONCLUSIVE when none.
 std::string CombineVerdicts(const std::vector<CaseVerdict>& cases);

@@ -153,6 +153,7 @@ FanOutOptions CaseRunner::FanOutSettings(std::function<std::tuple<std::string, s
   options.max_parallel = static_cast<size_t>(std::max(1, config_.max_parallel));
   options.stop_at_first_failure = config_.stop_at_first_failure;
   options.poll_interval_s = 0.5;
+  options.cancel = options_.cancel;
   if (config_.metrics_file && slot) {
     options.on_end = [this, slot](size_t i, const json& job, bool ok) {
       auto [worktree, side, config] = slot(i);

@@ -13,14 +13,19 @@ the demo repository (examples/make-demo-repo) with the real toy trainer and real
                                  ledger), naming "tensorboard": false and what is lost
   a hunt whose run_script sets   VAR=value words reach the training's environment, the
   variables                      value `$(...)` literally (nothing runs it)
+  Ctrl-C during a premerge's     (SIGINT to parity) the training ends by SIGTERM (signal 15,
+  training                       status cancelled), parity exits 2 with a cancelled error,
+                                 and the worktrees are removed
 
     run_failures_e2e.py PARITY_BINARY REPO_ROOT
 """
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 STEPS = 2
 
@@ -193,6 +198,39 @@ def main():
                 fail(f"env hunt: {side} log lacks {wanted!r}:\n{log[:2000]}")
         if worktrees(repo) != only_user_tree:
             fail(f"env hunt: worktrees left: {worktrees(repo)}")
+
+        # 7. Ctrl-C while the baseline trains (100000 steps: it would run for hours).
+        config = premerge_config(dest, repo, "interrupt", "refactor/move-helpers", ["toy_small"])
+        with open(config) as f:
+            c = json.load(f)
+        c.update({"steps": 100000, "cache": {"enabled": False}})
+        with open(config, "w") as f:
+            json.dump(c, f)
+        report = os.path.join(dest, "reports", "interrupt")
+        p = subprocess.Popen([parity, "premerge", "--config", config], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        log = os.path.join(report, "baseline_toy_small_train.log")
+        deadline = time.time() + 300
+        while not (os.path.exists(log) and "step:" in open(log, errors="replace").read()):
+            if p.poll() is not None or time.time() > deadline:
+                out, err = p.communicate()
+                fail(f"interrupt: the baseline never trained (exit {p.returncode}):\n{out}\n{err}")
+            time.sleep(0.2)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=120)
+        try:
+            result = json.loads(out)
+        except json.JSONDecodeError:
+            fail(f"interrupt: no JSON (exit {p.returncode}):\n{out}\n{err}")
+        expect_error(p.returncode, result, err, "cancelled")
+        jobs = json.loads(subprocess.run([parity, "call", "run_training", json.dumps({"action": "list", "report_dir": report}),
+                               "--allow-folder", dest],
+                                         capture_output=True, text=True, check=True).stdout)["jobs"]
+        baseline = [j for j in jobs if j.get("side") == "baseline"]
+        if len(baseline) != 1 or baseline[0]["status"] != "cancelled" or baseline[0].get("signal") != 15:
+            fail(f"interrupt: the baseline job did not end by SIGTERM: {json.dumps(baseline, indent=1)[:3000]}")
+        if worktrees(repo) != only_user_tree:
+            fail(f"interrupt: worktrees left: {worktrees(repo)}")
     print("ok")
 
 

@@ -2,6 +2,10 @@
 // and the server do (mcp::InvokeTool): same arguments, same ledger entries, same outputs.
 // Progress notifications go to a callback; a tool that asks the user something the
 // pipeline did not answer is an error (the pipeline pre-answers every question).
+// Two callers: the command line (`parity premerge|hunt|bisect`: the config is the user's,
+// caller_is_user) and the premerge/hunt MCP tools (the config is the MCP caller's: every
+// step is judged by the user's policy as if the caller had made it, and what the policy
+// does not allow is asked of the user through the client, never answered by the caller).
 #pragma once
 
 #include <filesystem>
@@ -13,7 +17,7 @@
 #include "mcp-server/registry.h"
 #include "support/cancel.h"
 
-namespace parity::cli {
+namespace parity::tools {
 
 class InProcessToolRunner : public workflow::StepRunner {
  public:
@@ -32,6 +36,8 @@ class InProcessToolRunner : public workflow::StepRunner {
     policy_ = std::move(policy);
     prompt_ = std::move(prompt);
   }
+  // Whether the pipeline's arguments are the user's own (the command line; the default).
+  void SetCallerIsUser(bool yes) { caller_is_user_ = yes; }
 
  private:
   std::filesystem::path report_dir_;
@@ -39,7 +45,8 @@ class InProcessToolRunner : public workflow::StepRunner {
   CancellationToken cancel_;
   std::shared_ptr<const policy::Policy> policy_;
   std::function<Result<nlohmann::json>(const nlohmann::json&)> prompt_;
+  bool caller_is_user_ = true;
   mcp::ToolRegistry registry_;
 };
 
-}  // namespace parity::cli
+}  // namespace parity::tools

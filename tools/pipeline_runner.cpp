@@ -1,9 +1,9 @@
-#include "cli/tool_runner.h"
+#include "tools/pipeline_runner.h"
 
 #include "mcp-server/invoke.h"
 #include "tools/all_tools.h"
 
-namespace parity::cli {
+namespace parity::tools {
 
 namespace {
 
@@ -61,7 +61,7 @@ Status FromErrorResult(const json& result) {
 
 InProcessToolRunner::InProcessToolRunner(std::filesystem::path report_dir, ProgressFn on_progress)
     : report_dir_(std::move(report_dir)), on_progress_(std::move(on_progress)) {
-  for (auto& tool : tools::AllTools()) registry_.Add(std::move(tool));
+  for (auto& tool : AllTools()) registry_.Add(std::move(tool));
 }
 
 Result<json> InProcessToolRunner::Call(const std::string& name, const json& arguments) {
@@ -85,7 +85,7 @@ Result<json> InProcessToolRunner::Call(const std::string& name, const json& argu
   setup.report_dir = report_dir_;
   setup.policy = policy_;
   setup.user_prompt = prompt_;
-  setup.caller_is_user = true;  // the pipeline's arguments come from the user's config and flags
+  setup.caller_is_user = caller_is_user_;
   mcp::InvokeInputs inputs;
   inputs.binding = {"tools/call", name, arguments};
   mcp::StateSigner signer;
@@ -105,4 +105,4 @@ Result<json> InProcessToolRunner::Call(const std::string& name, const json& argu
   return inv.result["structuredContent"];
 }
 
-}  // namespace parity::cli
+}  // namespace parity::tools
