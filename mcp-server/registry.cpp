@@ -1,5 +1,9 @@
 #include "mcp-server/registry.h"
 
+#include <algorithm>
+#include <map>
+#include <vector>
+
 namespace parity::mcp {
 
 std::optional<std::map<std::string, std::string>> MatchUriTemplate(std::string_view tpl, std::string_view uri) {
@@ -27,10 +31,85 @@ std::optional<std::map<std::string, std::string>> MatchUriTemplate(std::string_v
   return vars;
 }
 
+namespace {
+
+// Which keywords constrain instances of one JSON type (JSON Schema 2020-12 validation).
+bool AppliesTo(const std::string& keyword, const std::string& type) {
+  static const std::map<std::string, std::vector<std::string>> kByType = {
+      {"object", {"properties", "required", "additionalProperties", "patternProperties", "propertyNames",
+                  "minProperties", "maxProperties", "dependentRequired", "dependentSchemas", "unevaluatedProperties"}},
+      {"array", {"items", "prefixItems", "contains", "minContains", "maxContains", "minItems", "maxItems", "uniqueItems",
+                 "unevaluatedItems"}},
+      {"string", {"minLength", "maxLength", "pattern", "format", "contentEncoding", "contentMediaType"}},
+      {"number", {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}},
+  };
+  auto it = kByType.find(type == "integer" ? "number" : type);
+  return it != kByType.end() && std::find(it->second.begin(), it->second.end(), keyword) != it->second.end();
+}
+
+bool TypeSpecific(const std::string& keyword) {
+  for (const char* t : {"object", "array", "string", "number"}) {
+    if (AppliesTo(keyword, t)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+json PortableSchema(const json& schema) {
+  if (!schema.is_object()) return schema;
+  json out = json::object();
+  for (const auto& [key, value] : schema.items()) {
+    if (key == "properties" || key == "patternProperties" || key == "$defs" || key == "dependentSchemas") {
+      json children = json::object();
+      if (value.is_object()) {
+        for (const auto& [name, child] : value.items()) children[name] = PortableSchema(child);
+      } else {
+        children = value;
+      }
+      out[key] = std::move(children);
+    } else if (key == "anyOf" || key == "oneOf" || key == "allOf" || key == "prefixItems") {
+      json list = json::array();
+      for (const auto& child : value) list.push_back(PortableSchema(child));
+      out[key] = value.is_array() ? list : value;
+    } else if (key == "items" || key == "additionalProperties" || key == "not" || key == "contains" ||
+               key == "propertyNames" || key == "if" || key == "then" || key == "else") {
+      out[key] = PortableSchema(value);
+    } else {
+      out[key] = value;
+    }
+  }
+  if (!out.contains("type") || !out["type"].is_array()) return out;
+  const json types = out["type"];
+  if (types.size() == 1) {
+    out["type"] = types[0];
+    return out;
+  }
+  json branches = json::array();
+  for (const auto& t : types) {
+    json branch = {{"type", t}};
+    for (const auto& [key, value] : out.items()) {
+      if (t.is_string() && AppliesTo(key, t.get<std::string>())) branch[key] = value;
+    }
+    branches.push_back(std::move(branch));
+  }
+  json portable = json::object();
+  for (const auto& [key, value] : out.items()) {
+    if (key != "type" && !TypeSpecific(key)) portable[key] = value;
+  }
+  if (portable.contains("anyOf")) {  // already a choice: both must hold
+    portable["allOf"] = json::array({{{"anyOf", portable["anyOf"]}}, {{"anyOf", branches}}});
+    portable.erase("anyOf");
+  } else {
+    portable["anyOf"] = std::move(branches);
+  }
+  return portable;
+}
+
 json ToolToJson(const ToolSpec& spec) {
-  json j = {{"name", spec.name}, {"description", spec.description}, {"inputSchema", spec.input_schema}};
+  json j = {{"name", spec.name}, {"description", spec.description}, {"inputSchema", PortableSchema(spec.input_schema)}};
   if (!spec.title.empty()) j["title"] = spec.title;
-  if (!spec.output_schema.is_null()) j["outputSchema"] = spec.output_schema;
+  if (!spec.output_schema.is_null()) j["outputSchema"] = PortableSchema(spec.output_schema);
   json a = json::object();
   if (!spec.title.empty()) a["title"] = spec.title;
   if (spec.annotations.read_only) a["readOnlyHint"] = *spec.annotations.read_only;

@@ -180,7 +180,14 @@ struct Catalog {
 
 // ---- wire forms ----
 
-json ToolToJson(const ToolSpec& spec);  // a Tool object of tools/list
+json ToolToJson(const ToolSpec& spec);  // a Tool object of tools/list, its schemas portable
+
+// The same JSON Schema spelled so that every major client accepts it (the Inspector's
+// --strict portability rules; a client mapping schemas onto a one-`type` dialect such as
+// Gemini's OpenAPI subset rejects the rest): a `type` array becomes `anyOf` branches of one
+// type each, the keywords that constrain that type moved into its branch, the annotations
+// (description, title, default) and enum/const left beside the anyOf. Same instances valid.
+json PortableSchema(const json& schema);
 json PromptToJson(const PromptSpec& spec);
 json ResourceToJson(const ResourceSpec& spec);
 json TemplateToJson(const ResourceTemplate& t);

@@ -41,6 +41,10 @@ function parseOutput(run) {
 const names = await step("inspector tools/list --strict (portable schemas)", async () => {
   const run = await inspector(["--method", "tools/list", "--strict"]);
   check(run.code !== 6, "tool schemas are not portable (Inspector --strict)", run.stderr.slice(-3000));
+  // Warnings too: each is a schema some client maps badly (a `type` array, a schema that
+  // constrains nothing); every tool's schemas must pass clean.
+  const warnings = run.stderr.split("\n").filter((l) => l.startsWith("Warning: "));
+  check(warnings.length === 0, `${warnings.length} schema portability warning(s) (Inspector --strict)`, run.stderr.slice(0, 3000));
   check(run.code === 0, `exit ${run.code}`, run.stderr.slice(-2000));
   const tools = parseOutput(run).result?.tools;
   check(Array.isArray(tools), "no result.tools in the output", run.stdout.slice(0, 1000));
