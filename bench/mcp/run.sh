@@ -10,8 +10,9 @@
 #   - the stdio floor: the same client against pipe_echo, a trivial program answering each
 #     line with one read and one write (no JSON parser), i.e. what one pipe round trip
 #     between two processes costs on this machine.
-# Prints a table (medians over ROUNDS runs) and the ratios against the bar: parity p50 at
-# most a tenth of the reference's, parity idle RSS under 10 MiB. Never a test: no asserts.
+# Prints a table (medians over ROUNDS runs) and the ratios against the bars: HTTP p50 at most
+# a tenth of the reference's; stdio p50 at most 3x the bare pipe round trip; idle RSS as a
+# ratio to the reference (no absolute bar). Never a test: no asserts.
 # Environment: PARITY_BUILD_DIR (default build), PARITY_DEPS, CALLS (2000), WARMUP (200),
 # ROUNDS (3), PARITY_JOBS (2), BUILD (1; 0 measures the binaries already in the build dir).
 set -euo pipefail
@@ -84,19 +85,18 @@ for (server, transport, method), runs in rows.items():
 def get(server, transport):
     for (s, t, _), runs in rows.items():
         if s == server and t == transport: return runs
-for transport in ("stdio", "http"):
-    p, ref = get("parity fixture", transport), get("reference", transport)
-    ratio = med(p, "p50_us") / med(ref, "p50_us")
-    verdict = "meets" if ratio <= 0.1 else "MISSES"
-    print(f"{transport}: p50 parity/reference = {ratio:.3f} ({verdict} the bar <= 0.1); "
-          f"p99 ratio {med(p,'p99_us') / med(ref,'p99_us'):.3f}")
-floor, ref = med(get("pipe floor", "stdio"), "p50_us"), med(get("reference", "stdio"), "p50_us")
-print(f"stdio floor: pipe_echo p50 {floor:.0f} us = {floor / ref:.3f} of the reference's; the bar asks for "
-      f"{ref / 10:.1f} us, {ref / 10 - floor:.1f} us above one bare pipe round trip")
+p, ref = get("parity fixture", "http"), get("reference", "http")
+ratio = med(p, "p50_us") / med(ref, "p50_us")
+print(f"http: p50 parity/reference = {ratio:.3f} ({'meets' if ratio <= 0.1 else 'MISSES'} the bar <= 0.1); "
+      f"p99 ratio {med(p,'p99_us') / med(ref,'p99_us'):.3f}")
+# stdio: the bar is the physical floor, one bare pipe round trip by the same client.
+p, ref, floor = get("parity fixture", "stdio"), get("reference", "stdio"), get("pipe floor", "stdio")
+ratio = med(p, "p50_us") / med(floor, "p50_us")
+print(f"stdio: p50 parity/pipe floor = {ratio:.2f} ({'meets' if ratio <= 3 else 'MISSES'} the bar <= 3); "
+      f"parity/reference {med(p,'p50_us') / med(ref,'p50_us'):.3f}, p99 ratio {med(p,'p99_us') / med(ref,'p99_us'):.3f}")
+# Memory: no absolute bar any more (the 10 MiB one is retired); parity against the reference.
 for transport in ("stdio", "http"):
     idle = med(get("parity serve", transport), "rss_idle_kib")
     ref = med(get("reference", transport), "rss_idle_kib")
-    verdict = "meets" if idle < 10 * 1024 else "MISSES"
-    print(f"{transport}: parity serve idle RSS {idle/1024:.1f} MiB ({verdict} the bar < 10 MiB); "
-          f"reference {ref/1024:.1f} MiB, ratio {idle/ref:.3f}")
+    print(f"{transport}: parity serve idle RSS {idle/1024:.1f} MiB, reference {ref/1024:.1f} MiB, ratio {idle/ref:.3f}")
 PY
