@@ -70,4 +70,12 @@ void ToolPipeline::Say(const std::string& message, bool inner) {
   ctx_.Progress(n, std::nullopt, text);
 }
 
+void DeclarePipelineTool(mcp::ToolSpec& spec) {
+  spec.annotations.read_only = false;
+  spec.annotations.destructive = true;
+  spec.annotations.idempotent = false;
+  spec.annotations.open_world = true;
+  spec.task_support = mcp::TaskSupport::kOptional;
+}
+
 }  // namespace parity::tools

@@ -40,4 +40,8 @@ class ToolPipeline : public workflow::PipelineObserver {
   InProcessToolRunner runner_;
 };
 
+// The spec both pipeline tools share: not read-only, destructive (worktrees removed,
+// checkpoint folders emptied), not idempotent, open world, and may run as a task.
+void DeclarePipelineTool(mcp::ToolSpec& spec);
+
 }  // namespace parity::tools

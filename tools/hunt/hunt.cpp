@@ -136,11 +136,7 @@ mcp::Tool MakeHuntTool() {
       "can. Every step runs under the user's policy; what it does not allow is asked of the user.";
   tool.spec.input_schema = InputSchema();
   tool.spec.output_schema = OutputSchema();
-  tool.spec.annotations.read_only = false;
-  tool.spec.annotations.destructive = true;  // probes edit (and revert) parity's own worktrees
-  tool.spec.annotations.idempotent = false;
-  tool.spec.annotations.open_world = true;
-  tool.spec.task_support = mcp::TaskSupport::kOptional;
+  DeclarePipelineTool(tool.spec);
   tool.handler = Handle;
   return tool;
 }

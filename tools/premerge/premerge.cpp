@@ -111,11 +111,7 @@ mcp::Tool MakePremergeTool() {
       "the workflow's own questions (file classes, anomalies, the matrix).";
   tool.spec.input_schema = InputSchema();
   tool.spec.output_schema = OutputSchema();
-  tool.spec.annotations.read_only = false;
-  tool.spec.annotations.destructive = true;  // removes its worktrees, empties checkpoint folders
-  tool.spec.annotations.idempotent = false;
-  tool.spec.annotations.open_world = true;
-  tool.spec.task_support = mcp::TaskSupport::kOptional;
+  DeclarePipelineTool(tool.spec);
   tool.handler = Handle;
   return tool;
 }
