@@ -1,9 +1,9 @@
 #include "domain/workflow/hunt_shadow.h"
 
-#include <fstream>
 #include <map>
 #include <sstream>
 
+#include "support/safe_file.h"
 #include "support/subprocess.h"
 
 namespace parity::workflow {
@@ -126,7 +126,9 @@ Result<Committed> CommitWorkingTree(run::Host& local, const fs::path& repo, cons
     PARITY_ASSIGN_OR_RETURN(ProcessResult written, local.Exec(hash, w));
     std::string id = written.out.substr(0, written.out.find('\n'));
     if (written.success() && id == side.source.commit) {
-      std::ofstream(repo / ".git" / "shallow", std::ios::app) << id << "\n";
+      // Its parents are absent: git must be told, or it reads the commit as damaged.
+      Status marked = AppendFileUnder(repo, fs::path(".git") / "shallow", id + "\n");
+      if (!marked.ok()) return std::move(marked).Context("marking the shadow's commit as shallow (" + repo.string() + ")");
       c.commit = id;
       c.exact = true;
     } else {  // git's object checks refused the copy (an unusual commit header): parity's own commit
