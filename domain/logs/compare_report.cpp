@@ -29,13 +29,15 @@ json Side(const ParseResult& r) {
   json errors = json::array();
   for (const auto& e : r.errors) {
     if (errors.size() >= 50) break;
-    errors.push_back({{"line", e.line}, {"kind", e.kind}, {"text", e.text}});
+    json je = {{"line", e.line}, {"kind", e.kind}, {"text", e.text}};
+    if (e.rank) je["rank"] = *e.rank;
+    errors.push_back(std::move(je));
   }
   json warnings = json::array();
   for (const auto& w : r.warnings) warnings.push_back({{"code", w.code}, {"message", w.message}});
   json steps = nullptr;
   if (r.steps.first) steps = json::array({*r.steps.first, *r.steps.last});
-  return {{"path", r.path},
+  json side = {{"path", r.path},
           {"sha256", r.sha256.empty() ? json(nullptr) : json(r.sha256)},
           {"format", FormatName(r.format)},
           {"steps", steps},
@@ -44,6 +46,8 @@ json Side(const ParseResult& r) {
           {"errors_total", r.errors_total},
           {"error_counts", r.error_counts},
           {"warnings", std::move(warnings)}};
+  if (!r.sources.empty()) side["files"] = SourcesToJson(r.sources);
+  return side;
 }
 
 json DecimalsJson(const PrecisionSummary& p) { return p.exact ? json(nullptr) : json(p.min_decimals); }

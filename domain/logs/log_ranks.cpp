@@ -82,6 +82,47 @@ void Merge(RankSeries& into, RankSeries& from) {
 
 }  // namespace
 
+std::optional<int> FirstMeaningfulRank(const std::map<int, std::vector<MetricResult>>& built,
+                                       const std::string& primary) {
+  for (const auto& [rank, metrics] : built) {
+    for (const auto& m : metrics) {
+      if (m.name == primary && !m.placeholder) return rank;
+    }
+  }
+  return std::nullopt;
+}
+
+void WarnPlaceholders(const ParseResult& result, std::vector<ParseWarning>& warnings) {
+  // One placeholder warning per metric, naming the ranks on both sides.
+  std::map<std::string, std::pair<std::vector<int>, std::vector<int>>> by_metric;  // placeholder, varying
+  std::map<std::string, double> constant_value;
+  auto visit = [&](int rank, const std::vector<MetricResult>& metrics) {
+    for (const auto& m : metrics) {
+      if (m.placeholder) {
+        by_metric[m.name].first.push_back(rank);
+        constant_value[m.name] = m.series.values.front();
+      } else {
+        by_metric[m.name].second.push_back(rank);
+      }
+    }
+  };
+  if (result.rank) visit(*result.rank, result.metrics);
+  for (const auto& r : result.other_ranks) visit(r.rank, r.metrics);
+  for (auto& [name, ranks] : by_metric) {
+    if (ranks.first.empty()) continue;
+    std::sort(ranks.first.begin(), ranks.first.end());
+    std::sort(ranks.second.begin(), ranks.second.end());
+    char value[32];
+    std::snprintf(value, sizeof value, "%g", constant_value[name]);
+    warnings.push_back({"placeholder_series",
+                        "'" + name + "' of rank(s) " + RankList(ranks.first) + " is " + value +
+                            " at every step while rank(s) " + RankList(ranks.second) +
+                            " vary: a placeholder (a pipeline stage that does not compute it), never compared" +
+                            (result.rank ? "; rank " + std::to_string(*result.rank) + "'s series are the result's" : ""),
+                        std::nullopt});
+  }
+}
+
 const RankSeries* SelectRanks(std::map<int, RankSeries>& groups, const std::vector<std::string>& order,
                               std::optional<int> asked_rank, bool exact_if_any, ParseResult& result,
                               std::vector<ParseWarning>& warnings) {
@@ -104,24 +145,13 @@ const RankSeries* SelectRanks(std::map<int, RankSeries>& groups, const std::vect
   const std::string primary = std::find(order.begin(), order.end(), "loss") != order.end() ? "loss"
                               : order.empty()                                            ? ""
                                                                                          : order.front();
-  auto meaningful = [&](int key) {
-    for (const auto& m : built[key]) {
-      if (m.name == primary) return !m.placeholder;
-    }
-    return false;
-  };
   std::optional<int> chosen;
   if (asked_rank) {
     if (groups.count(*asked_rank)) chosen = *asked_rank;
   } else if (!has_prefixed) {
     if (has_unprefixed) chosen = -1;
   } else {
-    for (int key : keys) {
-      if (key >= 0 && meaningful(key)) {
-        chosen = key;
-        break;
-      }
-    }
+    chosen = FirstMeaningfulRank(built, primary);  // `built` holds no unprefixed group here
     if (!chosen) chosen = has_unprefixed ? keys[1] : keys.front();
   }
   if (!chosen) {
@@ -158,34 +188,7 @@ const RankSeries* SelectRanks(std::map<int, RankSeries>& groups, const std::vect
                             "'s are the result's series (pass rank to choose another)",
                         std::nullopt});
   }
-  // One placeholder warning per metric, naming the ranks on both sides.
-  std::map<std::string, std::pair<std::vector<int>, std::vector<int>>> by_metric;  // placeholder, varying
-  std::map<std::string, double> constant_value;
-  auto visit = [&](int rank, const std::vector<MetricResult>& metrics) {
-    for (const auto& m : metrics) {
-      if (m.placeholder) {
-        by_metric[m.name].first.push_back(rank);
-        constant_value[m.name] = m.series.values.front();
-      } else {
-        by_metric[m.name].second.push_back(rank);
-      }
-    }
-  };
-  if (*chosen >= 0) visit(*chosen, result.metrics);
-  for (const auto& r : result.other_ranks) visit(r.rank, r.metrics);
-  for (auto& [name, ranks] : by_metric) {
-    if (ranks.first.empty()) continue;
-    std::sort(ranks.first.begin(), ranks.first.end());
-    std::sort(ranks.second.begin(), ranks.second.end());
-    char value[32];
-    std::snprintf(value, sizeof value, "%g", constant_value[name]);
-    warnings.push_back({"placeholder_series",
-                        "'" + name + "' of rank(s) " + RankList(ranks.first) + " is " + value +
-                            " at every step while rank(s) " + RankList(ranks.second) +
-                            " vary: a placeholder (a pipeline stage that does not compute it), never compared" +
-                            (*chosen >= 0 ? "; rank " + std::to_string(*chosen) + "'s series are the result's" : ""),
-                        std::nullopt});
-  }
+  WarnPlaceholders(result, warnings);
   std::set<int> seen(result.ranks_seen.begin(), result.ranks_seen.end());
   if (seen.size() > 1) {
     warnings.push_back({"multiple_ranks",

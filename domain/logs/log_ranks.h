@@ -63,6 +63,13 @@ const RankSeries* SelectRanks(std::map<int, RankSeries>& groups, const std::vect
 // Whether a series holds at least two points and every value is the same (NaN equal to NaN).
 bool IsConstantSeries(const KeyedSeries& series);
 
+// The lowest rank of `built` whose `primary` metric is there and not a placeholder.
+std::optional<int> FirstMeaningfulRank(const std::map<int, std::vector<MetricResult>>& built, const std::string& primary);
+
+// Adds one placeholder_series warning per metric that is a placeholder on some rank of
+// `result` (its own rank and other_ranks), naming the placeholder and the varying ranks.
+void WarnPlaceholders(const ParseResult& result, std::vector<ParseWarning>& warnings);
+
 // Sets `placeholder` on every metric of `groups` whose series is constant while the same
 // metric's series on another group varies.
 void MarkPlaceholders(std::vector<std::vector<MetricResult>*>& groups);

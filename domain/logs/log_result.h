@@ -101,6 +101,14 @@ struct StepCoverage {
   int64_t restarts = 0;
 };
 
+// One file of a run read from several (a folder of per-rank logs: rank_files.h).
+struct LogSource {
+  std::string path;
+  std::string sha256;     // empty unless asked for
+  uint64_t bytes = 0;
+  std::vector<int> ranks;  // the ranks whose metrics it holds (empty: none)
+};
+
 struct ParseResult {
   std::string path;
   std::string sha256;  // empty unless asked for
@@ -129,6 +137,8 @@ struct ParseResult {
   std::vector<ParseWarning> warnings;
   // inject_prints' PARITY_PROBE lines, found in the same pass (every rank's).
   ProbeLog probes;
+  // The files this result was merged from (MergeRankLogs); empty for one file.
+  std::vector<LogSource> sources;
 
   const MetricResult* Find(const std::string& name) const;
 };

@@ -178,6 +178,17 @@ Status MetricsFromJson(const json& metrics, const std::string& where, std::vecto
 
 }  // namespace
 
+json SourcesToJson(const std::vector<LogSource>& sources) {
+  json out = json::array();
+  for (const auto& s : sources) {
+    out.push_back({{"path", ToValidUtf8(s.path)},
+                   {"sha256", s.sha256.empty() ? json(nullptr) : json(s.sha256)},
+                   {"bytes", s.bytes},
+                   {"ranks", s.ranks}});
+  }
+  return out;
+}
+
 json ValueToJson(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
@@ -239,6 +250,7 @@ json ParseResultToJson(const ParseResult& r, bool include_series, size_t inline_
   };
   if (!r.sha256.empty()) j["sha256"] = r.sha256;
   if (r.probes.any()) j["probes"] = ProbesToJson(r.probes, include_series);
+  if (!r.sources.empty()) j["files"] = SourcesToJson(r.sources);
   return j;
 }
 

@@ -27,4 +27,7 @@ Result<ParseResult> ParseResultFromJson(const json& value, const std::string& wh
 
 json ValueToJson(double v);
 
+// The files a merged result was read from: [{path, sha256|null, bytes, ranks}].
+json SourcesToJson(const std::vector<LogSource>& sources);
+
 }  // namespace parity::logs

@@ -88,6 +88,43 @@ TEST(CompareLogsTool, PassWritesReportCsvAndLedger) {
   EXPECT_EQ(replayed.structured["verdict"], "PASS");
 }
 
+TEST(CompareLogsTool, FoldersOfPerRankLogsCompareEveryRank) {
+  // tests/logs/corpus/per_rank_srun: ranks 2-3 of the candidate move by 0.01 from step 10,
+  // ranks 0-1 print the placeholder loss (rank_files_test.cpp has the domain cases).
+  const auto corpus = std::filesystem::path(PARITY_LOGS_FIXTURES).parent_path() / "corpus" / "per_rank_srun";
+  logs::testing::ScratchDir dir;
+  parity::testing::FakeContext ctx(dir.path());
+  const mcp::Tool tool = MakeCompareLogsTool();
+  auto r = tool.handler({{"baseline", (corpus / "baseline").string()},
+                         {"candidate", (corpus / "candidate_moved" / "train_*.log").string()},
+                         {"tolerance", {{"abs", 1e-3}}},
+                         {"case", "ranks"}},
+                        ctx);
+  ASSERT_FALSE(r.is_error) << r.content.dump();
+  EXPECT_EQ(r.structured["verdict"], "FAIL");
+  EXPECT_EQ(r.structured["metrics"]["loss"]["first_exceeding_step"], 10);
+  const auto report = json::parse(logs::testing::ReadFile(dir.path() / "ranks" / "report.json"));
+  ASSERT_EQ(report["baseline"]["files"].size(), 4u);
+  EXPECT_EQ(report["baseline"]["files"][2]["ranks"], json::array({2}));
+  EXPECT_EQ(report["baseline"]["files"][2]["sha256"].get<std::string>().size(), 64u);
+  EXPECT_EQ(report["candidate"]["sha256"].get<std::string>().size(), 64u);
+
+  // A rank file that is a link out of the user's folders is refused, not read.
+  logs::testing::ScratchDir allowed, outside;
+  const auto secret = outside.Write("train_1.log", "step:  1  loss: 1.00000\n");
+  allowed.Write("run/train_0.log", "step:  1  loss: 1.00000\n");
+  std::filesystem::create_symlink(secret, allowed.path() / "run" / "train_1.log");
+  policy::Policy only;
+  only.AddFolder(allowed.path(), true, "test");
+  only.AddFolder(dir.path(), true, "test");
+  ctx.set_policy(only);
+  auto refused = tool.handler({{"baseline", (allowed.path() / "run").string()},
+                               {"candidate", (allowed.path() / "run").string()}},
+                              ctx);
+  ASSERT_TRUE(refused.is_error);
+  EXPECT_NE(ErrorMessage(refused).find("train_1.log"), std::string::npos) << refused.content.dump();
+}
+
 TEST(CompareLogsTool, BitwiseOnTensorBoardFailsAtTheUlp) {
   logs::testing::ScratchDir dir;
   parity::testing::FakeContext ctx(dir.path());

@@ -8,6 +8,7 @@
 #include "domain/logs/log_parser.h"
 #include "domain/logs/noise.h"
 #include "domain/logs/presets.h"
+#include "domain/logs/rank_files.h"
 #include "domain/logs/result_json.h"
 #include "support/json_reader.h"
 #include "tools/authorize.h"
@@ -150,17 +151,35 @@ Result<logs::ParseResult> LoadSide(const json& side, const std::string& where, l
     }
     return logs::ParseResultFromJson(side, where);
   }
-  const std::string path = side.get<std::string>();
-  PARITY_RETURN_IF_ERROR(AuthorizePath(ctx, path, policy::Access::kRead, where).status());
+  const std::string given = side.get<std::string>();
+  const std::string label = where.substr(10) + " log";  // "arguments.baseline" -> "baseline log"
+  // A folder of per-rank logs or a pattern is one run read from several files (a
+  // TensorBoard folder stays one path); every file is read only inside the user's folders.
+  auto paths = logs::ExpandLogPaths({given});
+  if (!paths.ok()) return std::move(paths).take_status().Context(label);
+  for (const auto& path : *paths) {
+    PARITY_RETURN_IF_ERROR(AuthorizePath(ctx, path, policy::Access::kRead, where + " (" + path.string() + ")").status());
+  }
   options.sha256 = true;
   const double side_index = where == "arguments.baseline" ? 0 : 1;
-  options.progress = [&ctx, side_index, path](uint64_t done, uint64_t total) {
-    const double fraction = total ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
-    ctx.Progress(side_index + fraction, 2, "reading " + path);
-  };
-  auto parsed = logs::ParseLog(path, options);
-  if (!parsed.ok()) return std::move(parsed).take_status().Context(where.substr(10) + " log");
-  return parsed;
+  const double count = static_cast<double>(paths->size());
+  const std::optional<int> asked_rank = options.rank;
+  if (paths->size() > 1) options.rank.reset();  // each file's own ranks; the merge picks
+  std::vector<logs::ParseResult> files;
+  for (size_t i = 0; i < paths->size(); ++i) {
+    const std::string path = (*paths)[i].string();
+    options.progress = [&ctx, side_index, i, count, path](uint64_t done, uint64_t total) {
+      const double fraction = total ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
+      ctx.Progress(side_index + (static_cast<double>(i) + fraction) / count, 2, "reading " + path);
+    };
+    auto parsed = logs::ParseLog(path, options);
+    if (!parsed.ok()) return std::move(parsed).take_status().Context(label);
+    files.push_back(std::move(parsed).value());
+  }
+  if (files.size() == 1) return std::move(files.front());
+  auto merged = logs::MergeRankLogs(std::move(files), fs::absolute(given).lexically_normal().string(), asked_rank);
+  if (!merged.ok()) return std::move(merged).take_status().Context(label);
+  return merged;
 }
 
 std::string Relative(const fs::path& p, const fs::path& base) {
@@ -275,8 +294,8 @@ mcp::Tool MakeCompareLogsTool() {
   tool.spec.name = "compare_logs";
   tool.spec.title = "Compare baseline and candidate training metrics";
   tool.spec.description =
-      "Skill step 5 / PrecisionComparer step 6: compares two runs (log paths, TensorBoard event files, or "
-      "parse_log results) metric by metric: max and mean absolute and relative difference with their steps, "
+      "Skill step 5 / PrecisionComparer step 6: compares two runs (log paths, folders or patterns of per-rank "
+      "logs, TensorBoard event files, or parse_log results) metric by metric, every rank: max and mean absolute and relative difference with their steps, "
       "the first step beyond tolerance and how many, NaN/Inf counts per side. Tolerance per metric (default "
       "|diff| <= 1e-5), bitwise mode, or a preset (premerge, precision-comparer, torchtitan-npu). The verdict "
       "is PASS, FAIL (with the offending steps and values) or INCONCLUSIVE when the printed decimals cannot "

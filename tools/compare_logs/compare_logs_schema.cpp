@@ -20,8 +20,9 @@ json ToleranceSchema() {
 json RunSchema(const char* side) {
   return {{"oneOf", {{{"type", "string"}, {"minLength", 1}}, ParsedFileSchema()}},
           {"description", std::string("The ") + side +
-                              " run: a log file, a TensorBoard event file or directory, or one element of "
-                              "parse_log's files (with series)."}};
+                              " run: a log file, a TensorBoard event file or directory, a folder or glob pattern of "
+                              "per-rank logs (rank_<N>.log, train_<N>.log, <N>/stdout.log: one run, every rank "
+                              "compared), or one element of parse_log's files (with series)."}};
 }
 
 // One divergent probe pair (docs/CONTRACTS.md §3, "probes").

@@ -74,7 +74,44 @@ def pipeline_parallel(name, last_stage_shift=0.0, placeholder=-1.0):
     write(name, lines)
 
 
+def per_rank_files(folder, last_stage_shift=0.0, placeholder=-1.0, layout="srun"):
+    # The run of pipeline_parallel (PP 2 x DP 2, the same values), each rank's lines in a
+    # file of its own, unprefixed (only torchrun's tee labels lines):
+    #  - srun: `srun --output=train_%t.log` (srun(1): "%t  Task identifier (rank) relative to
+    #    current job"): train_0.log ... train_3.log;
+    #  - torchrun: `torchrun --log-dir L --redirects 3`: L/<run_id>_<random>/attempt_<restart>/
+    #    <local_rank>/stdout.log and stderr.log (torch/distributed/elastic/agent/server/
+    #    local_elastic_agent.py: attempt_log_dir = os.path.join(self._log_dir,
+    #    f"attempt_{restart_count}"); torch/distributed/elastic/multiprocessing/__init__.py:
+    #    clogdir = os.path.join(log_dir, str(local_rank)); stdouts[local_rank] =
+    #    os.path.join(clogdir, "stdout.log")); torchtitan HEAD logs to stdout
+    #    (torchtitan/tools/logging.py: ch = logging.StreamHandler(sys.stdout)), stderr.log
+    #    holds a warning of the launcher's.
+    import os
+    for rank in range(4):
+        lines = []
+        for step in range(1, 21):
+            loss = real_loss(step) + (last_stage_shift if step >= 10 else 0.0) if rank >= 2 else placeholder
+            lines.append(titan_line(step, loss, grad(step)))
+        lines.append("[titan] 2026-05-18 16:05:00,001 - root - INFO - Training completed")
+        if layout == "srun":
+            os.makedirs(folder, exist_ok=True)
+            write(os.path.join(folder, f"train_{rank}.log"), lines)
+        else:
+            rank_dir = os.path.join(folder, "none_k2x7q9ab", "attempt_0", str(rank))
+            os.makedirs(rank_dir, exist_ok=True)
+            write(os.path.join(rank_dir, "stdout.log"), lines)
+            write(os.path.join(rank_dir, "stderr.log"),
+                  ["/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py:2517: UserWarning: "
+                   "torch.distributed.reduce_op is deprecated, please use torch.distributed.ReduceOp instead"])
+
+
 def main():
+    per_rank_files("per_rank_srun/baseline")
+    per_rank_files("per_rank_srun/candidate_moved", last_stage_shift=0.01)
+    per_rank_files("per_rank_srun/candidate_placeholder", placeholder=-2.0)
+    per_rank_files("per_rank_torchrun/baseline", layout="torchrun")
+    per_rank_files("per_rank_torchrun/candidate_moved", last_stage_shift=0.01, layout="torchrun")
     pipeline_parallel("torchtitan_pp_baseline.log")
     pipeline_parallel("torchtitan_pp_candidate_moved.log", last_stage_shift=0.01)
     pipeline_parallel("torchtitan_pp_candidate_placeholder.log", placeholder=-2.0)
