@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/user_policy.h"
 #include "mcp-server/http_transport.h"
+#include "mcp-server/result_pages.h"
 #include "mcp-server/stdio_transport.h"
 #include "prompts/prompts.h"
 #include "tools/all_tools.h"
@@ -144,6 +145,7 @@ int ServeCommand(const std::vector<std::string>& args) {
   auto catalog = std::make_shared<mcp::Catalog>();
   for (auto& tool : tools::AllTools()) catalog->tools.Add(std::move(tool));
   for (auto& t : tools::AllResourceTemplates()) catalog->templates.Add(std::move(t));
+  catalog->templates.Add(mcp::MakeResultPagesTemplate());  // results over the cap, in pages
   for (auto& prompt : prompts::AllPrompts(std::filesystem::current_path())) catalog->prompts.Add(std::move(prompt));
   // The user's policy, fixed before any client speaks (support/policy.h).
   auto user_policy = LoadUserPolicy(policy_flags, {std::filesystem::absolute(report_dir)}, "report directory");

@@ -1,5 +1,7 @@
 #include "mcp-server/invoke.h"
 
+#include "mcp-server/result_pages.h"
+
 namespace parity::mcp {
 
 namespace {
@@ -124,6 +126,36 @@ static void MergeAnswers(json& preset, const json& resolved) {
   for (auto& [k, v] : resolved.items()) preset[k] = v;
 }
 
+// A result over the cap: its JSON goes to the report directory, the call answers where
+// and links the pages (result_pages.h); when it cannot be written, the error says why.
+static json OversizedResult(const Tool& tool, const std::string& text, CallContext& ctx, bool has_output_schema) {
+  const std::string size = "the result of " + tool.spec.name + " is " + std::to_string(text.size()) +
+                           " bytes, over the cap of " + std::to_string(kMaxToolResultBytes) + " bytes on any tool result";
+  auto spilled = SpillResult(ctx.report_dir(), ctx.policy(), tool.spec.name, text);
+  if (!spilled.ok()) {
+    return ToolResultToJson(
+        ToolResult::Error(InvalidArgument(size + "; it was not sent, and could not be kept (" +
+                                          spilled.status().message() + ")")
+                              .WithHint("narrow the request (fewer paths or metrics, series: false, a step range); "
+                                        "what the tool wrote to the report directory is there")),
+        has_output_schema);
+  }
+  ToolResult r = ToolResult::Error(
+      FailedPrecondition(size + ", so it was not sent inline; the whole result (its JSON) is in " +
+                         spilled->path.string() + ": read it with resources/read in " + std::to_string(spilled->pages) +
+                         " pages, " + ResultPageUri(spilled->file, 0) +
+                         (spilled->pages > 1 ? " to " + ResultPageUri(spilled->file, spilled->pages - 1) : std::string()))
+          .WithHint("or narrow the request (fewer paths or metrics, series: false, a step range)"));
+  constexpr size_t kMaxLinks = 64;
+  for (size_t page = 0; page < spilled->pages && page < kMaxLinks; ++page) {
+    r.content.push_back({{"type", "resource_link"},
+                         {"uri", ResultPageUri(spilled->file, page)},
+                         {"name", spilled->file + " page " + std::to_string(page + 1) + "/" + std::to_string(spilled->pages)},
+                         {"mimeType", "application/json"}});
+  }
+  return ToolResultToJson(r, has_output_schema);
+}
+
 Invocation InvokeTool(const Tool& tool, const json& arguments, const InvokeInputs& inputs, CallSetup setup,
                       const StateSigner& signer) {
   bool has_output_schema = !tool.spec.output_schema.is_null();
@@ -154,16 +186,8 @@ Invocation InvokeTool(const Tool& tool, const json& arguments, const InvokeInput
   }
   Invocation inv;
   inv.result = ToolResultToJson(result, has_output_schema);
-  const size_t bytes = inv.result.dump(-1, ' ', false, json::error_handler_t::replace).size();
-  if (bytes > kMaxToolResultBytes) {
-    inv.result = ToolResultToJson(
-        ToolResult::Error(InvalidArgument("the result of " + tool.spec.name + " is " + std::to_string(bytes) +
-                                            " bytes, over the cap of " + std::to_string(kMaxToolResultBytes) +
-                                            " bytes on any tool result; it was not sent")
-                              .WithHint("narrow the request (fewer paths or metrics, series: false, a step range); "
-                                        "what the tool wrote to the report directory is there")),
-        has_output_schema);
-  }
+  std::string text = inv.result.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (text.size() > kMaxToolResultBytes) inv.result = OversizedResult(tool, text, ctx, has_output_schema);
   inv.answers = ctx.answers();
   inv.threw = threw;
   return inv;

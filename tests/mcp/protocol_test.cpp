@@ -7,6 +7,8 @@
 #include <thread>
 
 #include "mcp-server/invoke.h"
+#include "mcp-server/result_pages.h"
+#include "tests/common/temp_dir.h"
 #include "tests/mcp/harness.h"
 
 namespace parity::mcp::testing {
@@ -307,6 +309,76 @@ TEST(Tools, AResultOverTheCapIsAnErrorNamingItsSizeNeverACutResult) {
   EXPECT_NE(text.find("over the cap of " + std::to_string(kMaxToolResultBytes)), std::string::npos) << text;
   EXPECT_FALSE(big["result"].contains("structuredContent"));
   EXPECT_LT(big.dump().size(), 4096u);
+}
+
+TEST(Tools, AResultOverTheCapIsKeptInTheReportDirectoryAndReadInPages) {
+  parity::testing_support::TempDir dir;
+  auto catalog = std::make_shared<Catalog>();
+  json schema = {{"type", "object"}, {"properties", {{"rows", {{"type", "array"}}}}}};
+  catalog->tools.Add(MakeTool("rows", [](const json& args, ToolContext&) {
+    json rows = json::array();
+    // Three-byte characters and an odd row length: page cuts fall inside sequences.
+    for (int i = 0; i < args.value("n", 0); ++i) rows.push_back(std::to_string(i) + std::string(7, 'x') + "\u4e2d\u6587");
+    return ToolResult::Structured({{"rows", rows}});
+  }, schema));
+  catalog->templates.Add(MakeResultPagesTemplate());
+  ServerOptions options;
+  options.report_dir = dir.path();
+  auto policy = std::make_shared<policy::Policy>();
+  policy->AddFolder(dir.path(), true, "test");
+  options.policy = policy;
+  Client client(catalog, options);
+  client.Initialize();
+  json big = client.Call("tools/call", {{"name", "rows"}, {"arguments", {{"n", 30000}}}});
+  ASSERT_EQ(big["result"]["isError"], true) << big.dump().substr(0, 500);
+  const std::string text = big["result"]["content"][0]["text"];
+  EXPECT_NE(text.find("over the cap of " + std::to_string(kMaxToolResultBytes)), std::string::npos) << text;
+  EXPECT_NE(text.find((dir.path() / "results").string()), std::string::npos) << text;
+  EXPECT_FALSE(big["result"].contains("structuredContent"));
+  std::vector<std::string> uris;
+  for (const auto& c : big["result"]["content"]) {
+    if (c["type"] == "resource_link") uris.push_back(c["uri"]);
+  }
+  ASSERT_GT(uris.size(), 4u);  // 30000 rows of ~20 bytes, twice: well over 4 pages of 64 KiB
+  std::string joined;
+  for (const auto& uri : uris) {
+    json page = client.Call("resources/read", {{"uri", uri}});
+    ASSERT_TRUE(page.contains("result")) << page.dump().substr(0, 500);
+    joined += page["result"]["contents"][0]["text"].get<std::string>();
+  }
+  // The pages end to end are the result as it would have been sent.
+  const json whole = json::parse(joined);
+  ASSERT_EQ(whole["structuredContent"]["rows"].size(), 30000u);
+  EXPECT_EQ(whole["structuredContent"]["rows"][29999], "29999xxxxxxx\u4e2d\u6587");
+  // Past the last page, and a name the server did not write, are errors.
+  const std::string file = uris[0].substr(std::string("parity://report/results/").size(), uris[0].rfind('/') -
+                                                                                            std::string("parity://report/results/").size());
+  json past = client.Call("resources/read", {{"uri", "parity://report/results/" + file + "/" + std::to_string(uris.size())}});
+  EXPECT_TRUE(past.contains("error")) << past.dump();
+  json other = client.Call("resources/read", {{"uri", "parity://report/results/..%2Fsecret.json/0"}});
+  EXPECT_TRUE(other.contains("error")) << other.dump();
+}
+
+TEST(Tools, ResultPagesAreCutOnlyBetweenUtf8Characters) {
+  parity::testing_support::TempDir dir;
+  policy::Policy policy;
+  policy.AddFolder(dir.path(), true, "test");
+  // A three-byte character across the first page's end, and a second page of one byte.
+  const std::string text = std::string(kResultPageBytes - 1, 'a') + "\u4e2d" + "b";
+  auto spilled = SpillResult(dir.path(), policy, "odd tool/name", text);
+  ASSERT_TRUE(spilled.ok()) << spilled.status().ToString();
+  EXPECT_EQ(spilled->pages, 2u);
+  EXPECT_EQ(spilled->file.rfind("odd_tool_name-", 0), 0u) << spilled->file;
+  auto first = ReadResultPage(dir.path(), spilled->file, 0);
+  auto second = ReadResultPage(dir.path(), spilled->file, 1);
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_EQ(first->substr(first->size() - 3), "\u4e2d");
+  EXPECT_EQ(*second, "b");
+  EXPECT_EQ(*first + *second, text);
+  EXPECT_FALSE(ReadResultPage(dir.path(), spilled->file, 2).ok());
+  // Nobody else's file, and no write where the policy does not allow it.
+  EXPECT_FALSE(ReadResultPage(dir.path(), "../" + spilled->file, 0).ok());
+  EXPECT_FALSE(SpillResult(dir.path(), policy::Policy(), "t", text).ok());
 }
 
 TEST(Tools, ListChangedReachesLegacyConnections) {
