@@ -289,7 +289,7 @@ void HttpTransport::Impl::Post(const httplib::Request& req, httplib::Response& r
                           "every one of the " + std::to_string(options.max_sessions) +
                               " sessions has a request in flight; retry later");
       }
-      sessions[sid] = SessionEntry{connection, TokenOf(req).value_or(0), std::chrono::steady_clock::now()};
+      sessions[sid] = SessionEntry{connection, TokenOf(req).value_or(0), std::chrono::steady_clock::now(), {}};
     }
     server->AddConnection(connection);
     res.set_header("Mcp-Session-Id", sid);
