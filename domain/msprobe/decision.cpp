@@ -44,6 +44,9 @@ std::string Arguments(const std::vector<RowText>& rows) {
     if (r.candidate || r.baseline) {
       out += " is " + r.candidate.value_or("absent") + " in the candidate, " + r.baseline.value_or("absent") +
              " in the baseline";
+    } else {
+      out += " differs";
+      if (!r.detail.empty()) out += " (" + r.detail + ")";
     }
   }
   return out;

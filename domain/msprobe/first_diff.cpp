@@ -331,11 +331,15 @@ DiffInput FactsFromTable(const CompareTable& table, const DiffCriteria& criteria
     const Row* b = table.BenchRow(r);
     RowText t;
     t.name = table.npu->RowName(n);
+    const bool value = !n.tensor && n.dtype != 0 && table.npu->Text(n.dtype).find("class") != std::string::npos;
     if (!b) {
+      // An argument only the candidate passes (approximate="tanh" where the baseline takes
+      // the default): its value, and that the baseline has none.
+      if (value) t.candidate = table.NpuStat(r, 0);
       t.detail = r.dtype_gate_failed ? "no baseline counterpart: dtypes not compatible" : "no baseline counterpart";
       return t;
     }
-    if (!n.tensor && n.dtype != 0 && table.npu->Text(n.dtype).find("class") != std::string::npos) {
+    if (value) {
       t.candidate = table.NpuStat(r, 0);
       t.baseline = table.BenchStat(r, 0);
     }

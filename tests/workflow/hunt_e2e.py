@@ -113,6 +113,9 @@ def check_numerics(parity, dest, truth, repo):
     hunk = [line[1:].strip() for line in located["hunk"]["lines"]]
     if hunk != [planted["before"], planted["after"]]:
         fail(f"numerics: hunk {located['hunk']['lines']} is not the planted change")
+    # msprobe's evidence in the sentence: the argument only the candidate passes, with its value.
+    if "approximate is tanh in the candidate, absent in the baseline" not in out["explanation"]:
+        fail(f"numerics: the explanation does not say which argument differs and how: {out['explanation']}")
     probe = located["probe"]
     if probe["when"] != "after" or probe["baseline"]["hash"] == probe["candidate"]["hash"]:
         fail(f"numerics: the deciding probe is not a differing output: {probe}")
