@@ -24,7 +24,12 @@ before running:
      bisect_e2e.py checks locally); every training is a Slurm job (2 for the good side + 5
      probes = 7 ids, each probe naming its own), sacct has commit 6's job FAILED and the
      others COMPLETED, the two trainings of round {4, 8} overlap in time, and bisect.md lists
-     the ids.
+     the ids;
+  6. `parity hunt` (PrecisionComparer's config, both sides "executor": "slurm") on
+     numerics/gelu-tanh at 3 steps ends as it does locally (hunt_e2e.py): exit 1, "inputs
+     equal, output differs" at the planted file:line of ground_truth.json with the planted
+     hunk; every training it started (the two runs, the probe reruns) is a Slurm job in the
+     ledger ("slurm job <id> via local"), at least four of them, each COMPLETED in sacct.
 The cluster is stopped whatever happens.
 """
 import json
@@ -121,6 +126,47 @@ def check_bisect(dest, demo, repo, env):
     check(md and all(j in md for j in jobs), f"bisect.md lists the Slurm job ids ({md_path})")
 
 
+def check_hunt(dest, demo, repo, env):
+    truth = json.load(open(os.path.join(demo, "ground_truth.json")))["branches"]["numerics/gelu-tanh"]
+    planted = truth["planted_change"]
+    dumps = os.path.join(dest, "hunt-dumps")
+    script = ("bash scripts/run_train.sh --module toy --config toy_small --training.steps 3 --debug.seed=42 "
+              "--debug.deterministic --training.dataset_path=data/corpus.txt --dump.dir {dump} --dump.level mix "
+              "--dump.mode statistics --dump.step 0")
+    side = lambda ref, name: {"mode": "local", "code_path": repo, "ref": ref, "executor": "slurm",
+                              "run_script": script.format(dump=os.path.join(dumps, name))}
+    config = os.path.join(dest, "hunt-slurm.json")
+    with open(config, "w") as f:
+        json.dump({"baseline": side("main", "baseline"), "test": side("numerics/gelu-tanh", "test"),
+                   "msprobe": {"baseline_data_dir": os.path.join(dumps, "baseline"),
+                               "test_data_dir": os.path.join(dumps, "test"), "parse_code_dir": "/toy_trainer/",
+                               "compare_output_dir": ""},
+                   "debug": {"max_iterations": 3, "tolerance": 0, "trace_threshold": 0.001}}, f, indent=2)
+    report = os.path.join(dest, "reports", "hunt")
+    r = subprocess.run([parity, "hunt", "--config", config, "--report-dir", report, "--yes"], env=env,
+                       capture_output=True, text=True, timeout=1500)
+    try:
+        out = json.loads(r.stdout)
+    except ValueError:
+        check(False, f"parity hunt on Slurm printed JSON (exit {r.returncode}): {r.stdout[-1000:]}{r.stderr[-2000:]}")
+        return
+    located = out.get("located") or {}
+    check(r.returncode == 1 and out.get("verdict") == "inputs equal, output differs",
+          f"hunt on Slurm: exit 1, inputs equal, output differs (got {r.returncode}, {out.get('verdict')}: "
+          f"{out.get('explanation') or out.get('error')}){'' if r.returncode == 1 else r.stderr[-2000:]}")
+    check((located.get("file"), located.get("line")) == (planted["file"], planted["line"]),
+          f"hunt on Slurm: located {located.get('file')}:{located.get('line')}, planted {planted['file']}:{planted['line']}")
+    hunk = [line[1:].strip() for line in (located.get("hunk") or {}).get("lines", [])]
+    check(hunk == [planted["before"], planted["after"]], f"hunt on Slurm: the hunk is the planted change: {hunk}")
+    manifest = json.load(open(os.path.join(report, "manifest.json")))
+    hosts = [e.get("command", {}).get("host", "") for e in manifest["entries"] if e.get("tool") == "run_training"]
+    ids = [h[len("slurm job "):-len(" via local")] for h in hosts if h.startswith("slurm job ") and h.endswith(" via local")]
+    check(len(hosts) >= 4 and len(ids) == len(hosts) and all(i.isdigit() for i in ids),
+          f"hunt on Slurm: every training is a Slurm job in the ledger, at least four: {hosts}")
+    states = {i: (sacct(i, env) or [None, None])[1] for i in ids}
+    check(states and all(v == "COMPLETED" for v in states.values()), f"hunt on Slurm: sacct has each COMPLETED: {states}")
+
+
 def main():
     dest = tempfile.mkdtemp(prefix="parity-slurm-e2e.")
     cluster = os.path.join(dest, "cluster")
@@ -203,6 +249,7 @@ def main():
               f"another parity process follows it to its end: {second.stdout[-800:]}{second.stderr[-300:]}")
 
         check_bisect(dest, demo, repo, env)
+        check_hunt(dest, demo, repo, env)
     finally:
         subprocess.run(["/usr/bin/python3", cluster_script, "stop", cluster], capture_output=True, timeout=300)
     if failures:
