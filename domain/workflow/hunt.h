@@ -51,6 +51,10 @@ inline constexpr const char* kHuntInconclusive = "inconclusive";
 struct HuntOptions {
   std::filesystem::path report_dir;  // required
   bool assume_yes = false;           // --yes: the proposed class of every uncommitted file
+  // The hunt MCP tool: its steps' tools ask the user themselves (audit_workspace confirms the
+  // classes and the removal of an earlier run's worktrees with the user when the caller is
+  // not the user), so the workflow leaves those questions to them instead of refusing.
+  bool steps_ask_user = false;
   bool keep_worktrees = false;       // leave the (reverted) worktrees for inspection
   std::string language = "zh";       // of the rendered report
   CancellationToken cancel;          // checked between steps

@@ -70,7 +70,7 @@ Status Hunt::Worktrees() {
       unconfirmed.push_back({{"path", f["path"]}, {"proposed", f["proposed"]}, {"reason", f.value("reason", "")}});
     }
   }
-  if (!unconfirmed.empty() && !o_.assume_yes) {
+  if (!unconfirmed.empty() && !o_.assume_yes && !o_.steps_ask_user) {
     return FailedPrecondition("the test tree has " + std::to_string(unconfirmed.size()) +
                               " uncommitted file(s) that parity proposes to copy into the worktrees (B: both "
                               "sides, C: test only); that needs the user's confirmation, and nothing was created or run")
@@ -83,8 +83,9 @@ Status Hunt::Worktrees() {
   cand_.worktree = repo_.repo.parent_path() / (stem + "-hunt-candidate");
   args = {{"action", "prepare"}, {"repo", repo_.repo.string()}, {"baseline", repo_.baseline_commit},
           {"candidate", repo_.candidate_commit}, {"classes", classes},
-          {"baseline_path", base_.worktree.string()}, {"candidate_path", cand_.worktree.string()},
-          {"remove_stale", o_.assume_yes}};
+          {"baseline_path", base_.worktree.string()}, {"candidate_path", cand_.worktree.string()}};
+  // Absent, audit_workspace asks the user whether an earlier run's worktrees may go.
+  if (o_.assume_yes || !o_.steps_ask_user) args["remove_stale"] = o_.assume_yes;
   auto called = Call("audit_workspace", args);
   if (!called.ok() && IsStaleWorktreesRefusal(called.status())) {
     return StaleWorktreesNeedConsent(std::move(called).take_status(), "run again with --yes", repo_.repo, o_.report_dir);

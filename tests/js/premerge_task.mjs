@@ -9,7 +9,13 @@
 //      the result, inlined when the task completes, is FAIL for toy_small (GELU's tanh
 //      approximation moves the loss at step 1: decided from the branch, as the demo's
 //      ground truth says), with the HTML report written;
-//   3. a second premerge (many steps) is cancelled by tasks/cancel while its first
+//   3. hunt (PrecisionComparer's config for the same branch, 3 steps, dumps in statistics
+//      mode) as a task: the class of the demo's uncommitted run_train.sh is asked of the
+//      user once (answered with the proposal; before, the hunt tool refused, saying to run
+//      again with --yes, which an MCP caller cannot), it completes
+//      with "inputs equal, output differs" at the planted file:line of the demo's
+//      ground_truth.json, and its hunt.json is written;
+//   4. a second premerge (many steps) is cancelled by tasks/cancel while its first
 //      baseline training runs: the task is cancelled, the training ends by SIGTERM
 //      (signal 15, not the SIGKILL after the grace period), the pipeline removes its
 //      worktrees, and the user's tree is unchanged.
@@ -28,7 +34,7 @@ import { answerFor } from "./lib/mcp_checks.mjs";
 import { httpRequest } from "./lib/raw_rpc.mjs";
 import { check, cleanupAll, onCleanup, parseArgs, resolveTarget, step, watchdog } from "./lib/harness.mjs";
 
-watchdog(280);
+watchdog(420);
 const { target } = parseArgs(process.argv.slice(2));
 const TASKS = "io.modelcontextprotocol/tasks";
 const here = dirname(fileURLToPath(import.meta.url));
@@ -121,6 +127,55 @@ await step("its result: toy_small FAIL, the report written", async () => {
         out.cases[0].verdict === "FAIL", "expected toy_small FAIL", out);
   check(out.outputs?.html && existsSync(out.outputs.html), "no HTML report", out.outputs);
   check([...messages].some((m) => /^working: step \d+\/\d+ /.test(m)), "no pipeline step in the status messages", [...messages]);
+});
+
+// A task's life to its end: answers every question with the proposal, returns the final task.
+async function runToEnd(taskId, asked = []) {
+  for (;;) {
+    const t = await rpc("tasks/get", { taskId });
+    if (t.status === "input_required") {
+      const responses = {};
+      for (const [key, request] of Object.entries(t.inputRequests ?? {})) {
+        asked.push(request.params?.message ?? "");
+        responses[key] = { action: "accept", content: answerFor(request.params.requestedSchema) };
+      }
+      await rpc("tasks/update", { taskId, inputResponses: responses });
+      continue;
+    }
+    if (t.status === "completed" || t.status === "failed" || t.status === "cancelled") return t;
+    await sleep(500);
+  }
+}
+
+await step("hunt as a task: the planted line and its hunk", async () => {
+  const truth = JSON.parse(readFileSync(join(root, "demo", "ground_truth.json"), "utf8")).branches["numerics/gelu-tanh"];
+  const dumps = join(root, "hunt-dumps");
+  const script = (dump) => "bash scripts/run_train.sh --module toy --config toy_small --training.steps 3 " +
+    "--debug.seed=42 --debug.deterministic --training.dataset_path=data/corpus.txt " +
+    `--dump.dir ${dump} --dump.level mix --dump.mode statistics --dump.step 0`;
+  const config = join(root, "hunt.json");
+  writeFileSync(config, JSON.stringify({
+    baseline: { mode: "local", code_path: repo, ref: "main", run_script: script(join(dumps, "baseline")) },
+    test: { mode: "local", code_path: repo, ref: "numerics/gelu-tanh", run_script: script(join(dumps, "test")) },
+    msprobe: { baseline_data_dir: join(dumps, "baseline"), test_data_dir: join(dumps, "test"),
+               parse_code_dir: "/toy_trainer/", compare_output_dir: "" },
+    debug: { max_iterations: 3, tolerance: 0, trace_threshold: 0.001 },
+  }, null, 2));
+  const report = join(root, "reports", "hunt");
+  const r = await rpc("tools/call", { name: "hunt", arguments: { config, report_dir: report } });
+  check(r.resultType === "task" && r.taskId, "expected a CreateTaskResult", r);
+  const asked = [];
+  const t = await runToEnd(r.taskId, asked);
+  check(t.status === "completed" && t.result && !t.result.isError, `the hunt task ended ${t.status}`, t);
+  // The demo's uncommitted run_train.sh: its class is the user's to confirm, asked once.
+  check(asked.length === 1 && /class of each changed file/.test(asked[0]), "the classes were not asked of the user once",
+        asked);
+  const out = t.result.structuredContent;
+  const planted = truth.planted_change;
+  check(out.verdict === "inputs equal, output differs" && out.located?.file === planted.file &&
+        out.located?.line === planted.line, `expected the planted ${planted.file}:${planted.line}`, out);
+  check(existsSync(join(report, "hunt", "hunt.json")), "no hunt.json", report);
+  console.log(`  hunt: ${out.verdict} at ${out.located.file}:${out.located.line}`);
 });
 
 await step("a cancelled premerge: its training ends by SIGTERM", async () => {

@@ -84,6 +84,7 @@ mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
   options.report_dir = *report;
   options.language = p.language;
   options.cancel = ctx.cancellation();
+  options.steps_ask_user = true;  // the classes and stale worktrees: audit_workspace asks the user
   auto outcome = workflow::RunHunt(*config, options, pipeline.runner(), pipeline);
   if (!outcome.ok()) return mcp::ToolResult::Error(outcome.status());
   std::string summary = "hunt verdict: " + outcome->verdict + " — " + outcome->explanation;
