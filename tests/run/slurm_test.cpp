@@ -19,6 +19,7 @@
 #include "domain/run/launch.h"
 #include "tests/common/fake_tool_context.h"
 #include "tests/run/slurm_fixture.h"
+#include "tests/run/sshd_fixture.h"
 #include "tests/run/toy_repo.h"
 #include "tools/run_training/run_training.h"
 
@@ -339,6 +340,36 @@ TEST_F(SlurmJobs, JobIsFollowedFromItsRecordAlone) {
   auto listed = ListJobs(toy_.report());
   ASSERT_TRUE(listed.ok());
   EXPECT_EQ((*listed)[0]["slurm"]["job_id"], (*v)["slurm"]["job_id"]);
+}
+
+TEST_F(SlurmJobs, SubmittedOverSshFromALoginNode) {
+  // The login node is a real sshd on loopback whose sessions have SLURM_CONF (a cluster's
+  // login node has its slurm.conf): sbatch, squeue and sacct run there over SSH, the job
+  // folder is made there, and the log comes back into the local report directory.
+  testing::SshdFixture login("SetEnv SLURM_CONF=" + (cluster_->dir() / "slurm.conf").string() + "\n");
+  ASSERT_TRUE(login.ok()) << login.error();
+  auto host = ConnectSsh(login.Target());
+  ASSERT_TRUE(host.ok()) << host.status().ToString();
+  JobSpec spec = Argv({"bash", "-c", "echo submitted through the login node; echo SLURM_JOB_ID=$SLURM_JOB_ID"});
+  spec.ssh = login.Target();
+  spec.remote_job_root = (login.dir() / "jobs").string();
+  auto ex = SlurmExecutor(**host, Settings());
+  auto started = StartJob(*ex, toy_.report(), spec);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  const std::string job_id = (*started)["slurm"]["job_id"];
+  EXPECT_EQ((*started)["slurm"]["submit_host"], (*host)->Describe()) << started->dump(2);
+  WaitOptions w;
+  w.poll_interval_s = 0.2;
+  auto v = WaitJob(toy_.report(), (*started)["id"], w, host->get());
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ((*v)["status"], "ok") << v->dump(2);
+  EXPECT_EQ((*v)["slurm"]["state"], "COMPLETED") << v->dump(2);
+  std::ifstream log(toy_.report() / (*v)["log"].get<std::string>());
+  std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr("submitted through the login node"));
+  EXPECT_THAT(text, HasSubstr("SLURM_JOB_ID=" + job_id));
+  // The job's folder is on the login node's side, where remote_job_root says.
+  EXPECT_TRUE(fs::exists(login.dir() / "jobs")) << v->dump(2);
 }
 
 TEST_F(SlurmJobs, RunTrainingToolPlansFromTheUsersSettingsOnly) {

@@ -51,7 +51,7 @@ std::string Read(const fs::path& p) {
 
 }  // namespace
 
-SshdFixture::SshdFixture() {
+SshdFixture::SshdFixture(const std::string& extra_config) {
   char tmpl[] = "/tmp/parity-sshd-XXXXXX";
   dir_ = ::mkdtemp(tmpl);
   try {
@@ -70,7 +70,8 @@ SshdFixture::SshdFixture() {
                                       << "AuthorizedKeysFile " << (dir_ / "authorized_keys").string() << "\n"
                                       << "PidFile " << (dir_ / "sshd.pid").string() << "\n"
                                       << "StrictModes no\nPermitRootLogin yes\nPasswordAuthentication no\n"
-                                      << "KbdInteractiveAuthentication no\nUsePAM no\nLogLevel ERROR\n";
+                                      << "KbdInteractiveAuthentication no\nUsePAM no\nLogLevel ERROR\n"
+                                      << extra_config;
   std::string host_pub = Read(dir_ / "host_key.pub");
   std::ofstream(known_hosts()) << "[127.0.0.1]:" << port_ << " " << host_pub;
 

@@ -15,7 +15,9 @@ namespace parity::testing {
 
 class SshdFixture {
  public:
-  SshdFixture();
+  // `extra_config`: more sshd_config lines ("SetEnv SLURM_CONF=...": what a cluster's login
+  // node has in its own configuration).
+  explicit SshdFixture(const std::string& extra_config = "");
   ~SshdFixture();
   bool ok() const { return pid_ > 0; }
   const std::string& error() const { return error_; }
