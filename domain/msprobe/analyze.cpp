@@ -249,8 +249,16 @@ Result<json> AnalyzeFirstDiff(const AnalyzeOptions& options) {
       return InvalidArgument("a compare result is read, not compared: there is no table of parity's to write");
     }
     if (options.msprobe_run) return InvalidArgument("msprobe compare runs on the two dumps, not on a compare result");
+    if (!options.noise_dumps.empty() || options.criteria.mode == DiffCriteria::Mode::kCalibrated) {
+      return InvalidArgument("the calibrated criterion reads the dumps themselves (baseline, its repeats, candidate), "
+                             "not a compare result");
+    }
     PARITY_RETURN_IF_ERROR(analyze_internal::LoadFromTable(*options.compare_result, loaded, options));
   } else if (options.msprobe_run) {
+    if (!options.noise_dumps.empty() || options.criteria.mode == DiffCriteria::Mode::kCalibrated) {
+      return InvalidArgument("the calibrated criterion is parity's own compare of the dumps; run_msprobe reads "
+                             "msprobe's table instead");
+    }
     if (!options.baseline_dump || !options.candidate_dump) {
       return InvalidArgument("running msprobe compare needs baseline_dump and candidate_dump");
     }
@@ -277,6 +285,7 @@ Result<json> AnalyzeFirstDiff(const AnalyzeOptions& options) {
                      {"abs", options.criteria.abs_tol},
                      {"rel", options.criteria.rel_tol},
                      {"ignore", options.criteria.ignore}};
+  if (loaded.noise) out["criteria"]["noise"] = NoiseEnvelopeJson(*loaded.noise);
   out["matching"] = {{"fuzzy", options.compare.fuzzy}, {"require_same_shape", options.compare.require_same_shape}};
   out["alignment"] = loaded.alignment ? AlignmentJson(*loaded.alignment, *loaded.candidate, *loaded.baseline,
                                                       loaded.aligned_table.has_value())

@@ -11,6 +11,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -35,6 +36,11 @@ struct AnalyzeOptions {
   std::optional<int> step, rank;
   CompareOptions compare;
   DiffCriteria criteria;
+  // Repeats of the baseline (same code, same environment; each a dump root, step/rank folder
+  // or dump.json, read at the same step and rank): with them the criterion is kCalibrated,
+  // each row judged against its own run-to-run spread (noise_envelope.h). Two dumps only.
+  std::vector<std::filesystem::path> noise_dumps;
+  double noise_safety_factor = 3;
   LocateOptions locate;
   size_t max_next = 5;
   // Where hunt.json and compare_table.csv go; empty: nothing is written.

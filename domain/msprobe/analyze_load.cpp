@@ -27,6 +27,40 @@ json DumpJson(const Dump& dump, const DumpFiles& files) {
   return out;
 }
 
+// Each repeat of the baseline is read onto the baseline's pool and compared with it, row by
+// row, as the candidate is; the spreads make the envelope the walk judges the candidate by.
+Status MeasureBaselineNoise(const AnalyzeOptions& options, Loaded& loaded, json& described) {
+  if (options.criteria.mode != DiffCriteria::Mode::kCalibrated) {
+    return InvalidArgument("baseline repeats (noise_dumps) need the calibrated criterion");
+  }
+  std::vector<CompareTable> tables;
+  loaded.repeats.reserve(options.noise_dumps.size());
+  for (size_t i = 0; i < options.noise_dumps.size(); ++i) {
+    const std::string where = "baseline repeat " + std::to_string(i + 1) + " (" + options.noise_dumps[i].string() + ")";
+    PARITY_ASSIGN_OR_RETURN(DumpFiles files, LocateDump(options.noise_dumps[i], options.step, options.rank));
+    auto dump = DumpReader().Read(files.dump_json);
+    if (!dump.ok()) return std::move(dump).take_status().Context(where);
+    if (dump->mode != loaded.baseline->mode) {
+      return InvalidArgument(where + " is a " + DumpModeName(dump->mode) + " dump, the baseline a " +
+                             DumpModeName(loaded.baseline->mode) + " one")
+          .WithHint("repeat the baseline with the same msprobe config (task, level, summary_mode)");
+    }
+    loaded.repeats.push_back(std::move(dump).value());
+    MoveToPool(loaded.repeats.back(), loaded.baseline->pool);
+    described.push_back(DumpJson(loaded.repeats.back(), files));
+    if (options.cancel.cancelled()) return Cancelled();
+  }
+  for (const Dump& repeat : loaded.repeats) {
+    auto t = Compare(repeat, *loaded.baseline, options.compare);
+    if (!t.ok()) return std::move(t).take_status().Context("comparing a baseline repeat with the baseline");
+    tables.push_back(std::move(t).value());
+  }
+  std::vector<const CompareTable*> pointers;
+  for (const auto& t : tables) pointers.push_back(&t);
+  loaded.noise = MeasureNoise(*loaded.baseline, pointers, options.noise_safety_factor);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status LoadFromDumps(const AnalyzeOptions& options, Loaded& loaded) {
@@ -78,10 +112,20 @@ Status LoadFromDumps(const AnalyzeOptions& options, Loaded& loaded) {
     PARITY_ASSIGN_OR_RETURN(CompareTable t, Compare(*loaded.candidate, *loaded.baseline, aligned));
     loaded.aligned_table = std::move(t);
   }
-  loaded.input = FactsFromTable(loaded.aligned_table ? *loaded.aligned_table : *loaded.table, options.criteria);
+  DiffCriteria criteria = options.criteria;
+  json repeats = json::array();
+  if (options.criteria.mode == DiffCriteria::Mode::kCalibrated && options.noise_dumps.empty()) {
+    return InvalidArgument("the calibrated criterion needs repeats of the baseline (noise_dumps) to measure its noise");
+  }
+  if (!options.noise_dumps.empty()) {
+    PARITY_RETURN_IF_ERROR(MeasureBaselineNoise(options, loaded, repeats));
+    criteria.noise = &*loaded.noise;
+  }
+  loaded.input = FactsFromTable(loaded.aligned_table ? *loaded.aligned_table : *loaded.table, criteria);
   loaded.source = {{"kind", "dumps"},
                    {"baseline", DumpJson(*loaded.baseline, base_files)},
                    {"candidate", DumpJson(*loaded.candidate, cand_files)}};
+  if (!repeats.empty()) loaded.source["baseline_repeats"] = std::move(repeats);
   return Status::Ok();
 }
 

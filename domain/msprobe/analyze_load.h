@@ -14,6 +14,7 @@
 #include "domain/msprobe/align.h"
 #include "domain/msprobe/analyze.h"
 #include "domain/msprobe/compare_csv.h"
+#include "domain/msprobe/noise_envelope.h"
 #include "domain/msprobe/stack.h"
 
 namespace parity::msprobe::analyze_internal {
@@ -28,6 +29,8 @@ struct Loaded {
   std::optional<StackIndex> stacks;
   std::unordered_map<std::string, std::vector<std::string>> csv_stacks;
   std::unordered_map<std::string, std::string> parents;
+  std::vector<Dump> repeats;                  // the baseline's repeats (noise_dumps)
+  std::optional<NoiseEnvelope> noise;         // measured from them
   DiffInput input;
   DumpMode mode = DumpMode::kSummary;
   nlohmann::json source;

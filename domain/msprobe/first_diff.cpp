@@ -1,5 +1,7 @@
 #include "domain/msprobe/first_diff.h"
 
+#include "domain/msprobe/noise_envelope.h"
+
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
@@ -15,6 +17,7 @@ const char* CriteriaModeName(DiffCriteria::Mode mode) {
     case DiffCriteria::Mode::kMsprobe: return "msprobe";
     case DiffCriteria::Mode::kBitwise: return "bitwise";
     case DiffCriteria::Mode::kTolerance: return "tolerance";
+    case DiffCriteria::Mode::kCalibrated: return "calibrated";
   }
   return "?";
 }
@@ -36,7 +39,8 @@ bool RowDiverges(const RowFacts& row, const DiffCriteria& criteria) {
   switch (criteria.mode) {
     case DiffCriteria::Mode::kMsprobe:
     case DiffCriteria::Mode::kBitwise: return !row.identical;
-    case DiffCriteria::Mode::kTolerance: return row.exceeds;
+    case DiffCriteria::Mode::kTolerance:
+    case DiffCriteria::Mode::kCalibrated: return row.exceeds;
   }
   return !row.identical;
 }
@@ -267,6 +271,9 @@ DiffInput FactsFromTable(const CompareTable& table, const DiffCriteria& criteria
     facts.matched = r.bench >= 0;
     facts.identical = table.Identical(r);
     facts.level = r.level;
+    if (criteria.mode == DiffCriteria::Mode::kCalibrated && facts.matched && !facts.identical) {
+      facts.exceeds = !criteria.noise || BeyondNoise(table, r, *criteria.noise);
+    }
     if (criteria.mode == DiffCriteria::Mode::kTolerance && facts.matched && !facts.identical) {
       if (table.mode == DumpMode::kMd5) {
         facts.exceeds = true;

@@ -34,15 +34,20 @@
 
 namespace parity::msprobe {
 
+struct NoiseEnvelope;  // noise_envelope.h
+
 struct DiffCriteria {
   // kMsprobe: a row diverges when it differs at all (as kBitwise), and each divergent row
   // says whether msprobe's own rules would class it warning/error or pass it;
   // kBitwise: any statistic / CRC differs; kTolerance: a statistic differs by more than
   // abs + rel * |baseline| (CRC mode: any difference).
-  enum class Mode { kMsprobe, kBitwise, kTolerance };
+  // kCalibrated: a row diverges when it leaves its own noise envelope, measured from
+  // repeated baseline dumps (noise_envelope.h; `noise` must then be set).
+  enum class Mode { kMsprobe, kBitwise, kTolerance, kCalibrated };
   Mode mode = Mode::kMsprobe;
   double abs_tol = 0;
   double rel_tol = 0;
+  const NoiseEnvelope* noise = nullptr;  // kCalibrated: indexed by the baseline's rows
   // Substrings of API names to skip (msprobe's own: Torch.empty, Torch.fill, Tensor.__setitem__).
   std::vector<std::string> ignore = {"Torch.empty", "Torch.fill", "Tensor.__setitem__"};
 };

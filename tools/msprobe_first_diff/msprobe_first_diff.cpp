@@ -24,6 +24,8 @@ struct Params {
   std::optional<int64_t> threads, memory_budget_mib;
   std::string criterion = "msprobe";
   double abs_tol = 0, rel_tol = 0;
+  std::vector<std::string> noise_dumps;  // the baseline's repeats: the calibrated criterion
+  double safety_factor = 3;
   std::vector<std::string> ignore;
   bool fuzzy_match = false, require_same_shape = false;
   std::optional<std::string> worktree, repo, baseline_ref, report_dir;
@@ -43,7 +45,24 @@ Result<Params> Decode(const json& arguments) {
   JsonReader r(arguments, "arguments");
   r.Optional("baseline_dump", p.baseline_dump).Optional("candidate_dump", p.candidate_dump);
   r.Optional("compare_result", p.compare_result).Optional("step", p.step).Optional("rank", p.rank);
-  r.Optional("criterion", p.criterion).OneOf("criterion", p.criterion, {"msprobe", "bitwise", "tolerance"});
+  const bool criterion_given = r.Has("criterion");
+  r.Optional("criterion", p.criterion).OneOf("criterion", p.criterion, {"msprobe", "bitwise", "tolerance", "calibrated"});
+  r.Optional("noise_dumps", p.noise_dumps).Optional("safety_factor", p.safety_factor);
+  if (r.ok() && !p.noise_dumps.empty()) {
+    if (criterion_given && p.criterion != "calibrated") {
+      r.Fail(r.Child("noise_dumps"), "the baseline's repeats are read by the calibrated criterion, not \"" + p.criterion + "\"");
+    }
+    p.criterion = "calibrated";
+  }
+  if (r.ok() && p.criterion == "calibrated" && p.noise_dumps.empty()) {
+    r.Fail(r.Child("noise_dumps"), "required by the calibrated criterion: one or more dumps of the baseline run again "
+                                   "(same code, same environment)");
+  }
+  for (size_t i = 0; r.ok() && i < p.noise_dumps.size(); ++i) {
+    if (p.noise_dumps[i].empty()) r.Fail(r.Child("noise_dumps") + "[" + std::to_string(i) + "]", "must not be empty");
+  }
+  if (r.ok() && p.noise_dumps.size() > 16) r.Fail(r.Child("noise_dumps"), "at most 16 repeats");
+  if (r.ok() && !(p.safety_factor >= 1 && p.safety_factor <= 1e6)) r.Fail(r.Child("safety_factor"), "must be between 1 and 1e6");
   r.Optional("abs_tol", p.abs_tol).Optional("rel_tol", p.rel_tol).Optional("ignore", p.ignore);
   r.Optional("fuzzy_match", p.fuzzy_match).Optional("require_same_shape", p.require_same_shape);
   r.Optional("worktree", p.worktree).Optional("repo", p.repo).Optional("baseline_ref", p.baseline_ref);
@@ -71,6 +90,10 @@ Result<Params> Decode(const json& arguments) {
     r.Fail(r.Child("criterion"), "\"tolerance\" needs abs_tol or rel_tol (or use \"bitwise\")");
   }
   if (r.ok() && (p.max_next < 0 || p.max_next > 100)) r.Fail(r.Child("max_next"), "must be between 0 and 100");
+  if (r.ok() && !p.noise_dumps.empty() && (p.compare_result || p.run_msprobe)) {
+    r.Fail(r.Child("noise_dumps"), "the calibrated criterion compares the dumps themselves; drop " +
+                                       std::string(p.compare_result ? "compare_result" : "run_msprobe"));
+  }
   if (r.ok() && p.run_msprobe && p.compare_result) {
     r.Fail(r.Child("run_msprobe"), "runs msprobe compare on baseline_dump and candidate_dump; drop compare_result");
   }
@@ -121,9 +144,12 @@ msprobe::AnalyzeOptions ToOptions(const Params& p, const fs::path& out_dir, mcp:
   if (p.rank) o.rank = static_cast<int>(*p.rank);
   o.compare.fuzzy = p.fuzzy_match;
   o.compare.require_same_shape = p.require_same_shape;
-  o.criteria.mode = p.criterion == "bitwise"     ? msprobe::DiffCriteria::Mode::kBitwise
-                    : p.criterion == "tolerance" ? msprobe::DiffCriteria::Mode::kTolerance
-                                                 : msprobe::DiffCriteria::Mode::kMsprobe;
+  o.criteria.mode = p.criterion == "bitwise"      ? msprobe::DiffCriteria::Mode::kBitwise
+                    : p.criterion == "tolerance"  ? msprobe::DiffCriteria::Mode::kTolerance
+                    : p.criterion == "calibrated" ? msprobe::DiffCriteria::Mode::kCalibrated
+                                                  : msprobe::DiffCriteria::Mode::kMsprobe;
+  for (const auto& d : p.noise_dumps) o.noise_dumps.emplace_back(d);
+  o.noise_safety_factor = p.safety_factor;
   o.criteria.abs_tol = p.abs_tol;
   o.criteria.rel_tol = p.rel_tol;
   o.criteria.ignore.insert(o.criteria.ignore.end(), p.ignore.begin(), p.ignore.end());
@@ -167,6 +193,10 @@ Status AuthorizeInputs(const Params& p, const fs::path& report_dir, mcp::ToolCon
   for (const auto& [from, to] : p.path_map) {
     PARITY_RETURN_IF_ERROR(AuthorizePath(ctx, to, Access::kRead, "arguments.path_map[\"" + from + "\"]").status());
   }
+  for (size_t i = 0; i < p.noise_dumps.size(); ++i) {
+    PARITY_RETURN_IF_ERROR(
+        AuthorizePath(ctx, p.noise_dumps[i], Access::kRead, "arguments.noise_dumps[" + std::to_string(i) + "]").status());
+  }
   PARITY_RETURN_IF_ERROR(AuthorizePath(ctx, report_dir, Access::kWrite, "arguments.report_dir").status());
   if (!p.run_msprobe) return Status::Ok();
   policy::RunAction run{"msprobe_first_diff: msprobe compare on the two dumps", {}, "", {}, "local", true};
@@ -196,6 +226,12 @@ mcp::ToolResult Handle(const json& arguments, mcp::ToolContext& ctx) {
     ctx.Progress(static_cast<double>(done) / static_cast<double>(total + 1), 2, pair + " compared (" +
                  std::to_string(done) + " of " + std::to_string(total) + " pairs)");
   };
+  if (tree && !p.noise_dumps.empty()) {
+    return mcp::ToolResult::Error(
+        InvalidArgument("arguments.noise_dumps: the calibrated criterion compares one (step, rank) pair; the dumps "
+                        "are trees of several")
+            .WithHint("give step and rank (the pair to judge), or the step/rank folders themselves"));
+  }
   auto result = tree ? msprobe::AnalyzeDumpTree(ToOptions(p, out_dir, ctx), scan)
                      : msprobe::AnalyzeFirstDiff(ToOptions(p, out_dir, ctx));
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
