@@ -290,7 +290,9 @@ mcp::Tool MakeMsprobeFirstDiffTool() {
       "mapped to a local file, the source line, and the git hunk between baseline_ref and candidate_ref that "
       "changed it. Writes hunt/hunt.json to the report directory, and with compare_table: true also "
       "hunt/compare_table.csv (msprobe's column layout), after sending the answer as progress. With run_msprobe it runs the real `msprobe compare` on "
-      "the two dumps (msprobe on PATH, or msprobe_python -m msprobe.msprobe) and analyses msprobe's own result.";
+      "the two dumps (msprobe on PATH, or msprobe_python -m msprobe.msprobe) and analyses msprobe's own result. "
+      "With noise_dumps (the baseline dumped again) each row is judged against its own run-to-run spread "
+      "(criterion calibrated: beyond safety_factor x the largest deviation the repeats showed there).";
   tool.spec.input_schema = MsprobeFirstDiffInputSchema();
   tool.spec.output_schema = MsprobeFirstDiffOutputSchema();
   tool.spec.annotations.read_only = false;  // writes its report files, never the user's tree
