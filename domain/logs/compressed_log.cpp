@@ -200,6 +200,16 @@ Compression DetectCompression(const unsigned char* b, size_t n) {
   return Compression::kNone;
 }
 
+std::string WithoutCompressionSuffix(std::string name) {
+  for (std::string_view z : {".gz", ".xz", ".zst"}) {
+    if (name.size() > z.size() && name.compare(name.size() - z.size(), z.size(), z) == 0) {
+      name.resize(name.size() - z.size());
+      break;
+    }
+  }
+  return name;
+}
+
 const char* CompressionName(Compression c) {
   switch (c) {
     case Compression::kGzip: return "gzip";

@@ -21,6 +21,8 @@ enum class Compression { kNone, kGzip, kXz, kZstd };
 // From the file's first bytes (at least 6 for xz).
 Compression DetectCompression(const unsigned char* first, size_t n);
 const char* CompressionName(Compression c);
+// A file name without the suffix of a compression parity reads (.gz, .xz, .zst), if any.
+std::string WithoutCompressionSuffix(std::string name);
 
 class Decompressor {
  public:

@@ -1,3 +1,4 @@
+#include "domain/logs/compressed_log.h"
 #include "domain/logs/log_parser.h"
 #include "domain/logs/tfevents.h"
 
@@ -16,13 +17,8 @@ namespace {
 bool HasWildcard(std::string_view s) { return s.find_first_of("*?[") != std::string_view::npos; }
 
 // A name a training log goes by, compressed or not.
-bool LooksLikeLog(std::string name) {
-  for (std::string_view z : {".gz", ".xz", ".zst"}) {
-    if (name.size() > z.size() && name.compare(name.size() - z.size(), z.size(), z) == 0) {
-      name.resize(name.size() - z.size());
-      break;
-    }
-  }
+bool LooksLikeLog(const std::string& file_name) {
+  const std::string name = WithoutCompressionSuffix(file_name);
   for (std::string_view ext : {".log", ".txt", ".out", ".err", ".jsonl"}) {
     if (name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0) return true;
   }

@@ -40,13 +40,13 @@ void MarkPlaceholders(std::vector<std::vector<MetricResult>*>& groups) {
   }
 }
 
-namespace {
-
 std::string RankList(const std::vector<int>& ranks) {
   std::string out;
   for (int r : ranks) out += (out.empty() ? "" : ", ") + std::to_string(r);
   return out;
 }
+
+namespace {
 
 std::vector<MetricResult> BuildMetrics(RankSeries& group, const std::vector<std::string>& order, bool exact_if_any) {
   std::vector<MetricResult> out;

@@ -63,6 +63,9 @@ const RankSeries* SelectRanks(std::map<int, RankSeries>& groups, const std::vect
 // Whether a series holds at least two points and every value is the same (NaN equal to NaN).
 bool IsConstantSeries(const KeyedSeries& series);
 
+// "0, 1, 3": ranks for messages.
+std::string RankList(const std::vector<int>& ranks);
+
 // The lowest rank of `built` whose `primary` metric is there and not a placeholder.
 std::optional<int> FirstMeaningfulRank(const std::map<int, std::vector<MetricResult>>& built, const std::string& primary);
 

@@ -6,6 +6,7 @@
 #include <set>
 #include <string_view>
 
+#include "domain/logs/compressed_log.h"
 #include "domain/logs/log_ranks.h"
 #include "domain/logs/sha256.h"
 
@@ -17,13 +18,7 @@ namespace {
 
 // The file name without the extensions a log goes by (train_3.log.gz -> train_3).
 std::string Stem(const fs::path& path) {
-  std::string name = path.filename().string();
-  for (std::string_view z : {".gz", ".xz", ".zst"}) {
-    if (name.size() > z.size() && name.compare(name.size() - z.size(), z.size(), z) == 0) {
-      name.resize(name.size() - z.size());
-      break;
-    }
-  }
+  std::string name = WithoutCompressionSuffix(path.filename().string());
   const size_t dot = name.rfind('.');
   if (dot != std::string::npos && dot > 0) name.resize(dot);
   return name;
@@ -62,12 +57,6 @@ std::optional<int> LastNumber(const std::string& name) {
 }
 
 bool AllDigits(const std::string& s) { return !s.empty() && std::all_of(s.begin(), s.end(), IsDigit); }
-
-std::string RankList(const std::set<int>& ranks) {
-  std::string out;
-  for (int r : ranks) out += (out.empty() ? "" : ", ") + std::to_string(r);
-  return out;
-}
 
 }  // namespace
 
@@ -162,8 +151,8 @@ Result<ParseResult> MergeRankLogs(std::vector<ParseResult> files, const std::str
   std::vector<std::vector<MetricResult>*> groups;
   for (auto& [rank, metrics] : by_rank) groups.push_back(&metrics);
   MarkPlaceholders(groups);
-  std::set<int> ranks;
-  for (const auto& [rank, metrics] : by_rank) ranks.insert(rank);
+  std::vector<int> ranks;  // sorted: the map's keys
+  for (const auto& [rank, metrics] : by_rank) ranks.push_back(rank);
   std::optional<int> chosen;
   if (asked_rank) {
     if (!by_rank.count(*asked_rank)) {
@@ -206,7 +195,7 @@ Result<ParseResult> MergeRankLogs(std::vector<ParseResult> files, const std::str
     out.format_detail = files.front().format_detail;
     out.steps = files.front().steps;
   }
-  out.ranks_seen.assign(ranks.begin(), ranks.end());
+  out.ranks_seen = ranks;
   WarnPlaceholders(out, out.warnings);
   if (ranks.size() > 1) {
     out.warnings.push_back({"multiple_ranks",

@@ -241,6 +241,7 @@ Result<json> AnalyzeFirstDiff(const AnalyzeOptions& options) {
   if (options.write_compare_table && options.output_dir.empty()) {
     return InvalidArgument("writing the compare table needs an output folder");
   }
+  PARITY_RETURN_IF_ERROR(analyze_internal::CheckCalibration(options));
   if (options.compare_result) {
     if (options.baseline_dump || options.candidate_dump) {
       return InvalidArgument("give either the two dumps or a compare result, not both");
@@ -249,16 +250,8 @@ Result<json> AnalyzeFirstDiff(const AnalyzeOptions& options) {
       return InvalidArgument("a compare result is read, not compared: there is no table of parity's to write");
     }
     if (options.msprobe_run) return InvalidArgument("msprobe compare runs on the two dumps, not on a compare result");
-    if (!options.noise_dumps.empty() || options.criteria.mode == DiffCriteria::Mode::kCalibrated) {
-      return InvalidArgument("the calibrated criterion reads the dumps themselves (baseline, its repeats, candidate), "
-                             "not a compare result");
-    }
     PARITY_RETURN_IF_ERROR(analyze_internal::LoadFromTable(*options.compare_result, loaded, options));
   } else if (options.msprobe_run) {
-    if (!options.noise_dumps.empty() || options.criteria.mode == DiffCriteria::Mode::kCalibrated) {
-      return InvalidArgument("the calibrated criterion is parity's own compare of the dumps; run_msprobe reads "
-                             "msprobe's table instead");
-    }
     if (!options.baseline_dump || !options.candidate_dump) {
       return InvalidArgument("running msprobe compare needs baseline_dump and candidate_dump");
     }

@@ -29,10 +29,8 @@ json DumpJson(const Dump& dump, const DumpFiles& files) {
 
 // Each repeat of the baseline is read onto the baseline's pool and compared with it, row by
 // row, as the candidate is; the spreads make the envelope the walk judges the candidate by.
+// (CheckCalibration has run: noise_dumps come with the calibrated criterion.)
 Status MeasureBaselineNoise(const AnalyzeOptions& options, Loaded& loaded, json& described) {
-  if (options.criteria.mode != DiffCriteria::Mode::kCalibrated) {
-    return InvalidArgument("baseline repeats (noise_dumps) need the calibrated criterion");
-  }
   std::vector<CompareTable> tables;
   loaded.repeats.reserve(options.noise_dumps.size());
   for (size_t i = 0; i < options.noise_dumps.size(); ++i) {
@@ -62,6 +60,21 @@ Status MeasureBaselineNoise(const AnalyzeOptions& options, Loaded& loaded, json&
 }
 
 }  // namespace
+
+Status CheckCalibration(const AnalyzeOptions& options) {
+  const bool calibrated = options.criteria.mode == DiffCriteria::Mode::kCalibrated;
+  if (calibrated != !options.noise_dumps.empty()) {
+    return InvalidArgument(calibrated ? "the calibrated criterion needs repeats of the baseline (noise_dumps) to measure "
+                                        "its noise"
+                                      : "baseline repeats (noise_dumps) are read by the calibrated criterion only");
+  }
+  if (calibrated && (options.compare_result || options.msprobe_run)) {
+    return InvalidArgument("the calibrated criterion compares the dumps themselves (baseline, its repeats, candidate); " +
+                           std::string(options.compare_result ? "a compare result" : "msprobe's own run") +
+                           " has no dumps to measure the noise in");
+  }
+  return Status::Ok();
+}
 
 Status LoadFromDumps(const AnalyzeOptions& options, Loaded& loaded) {
   PARITY_ASSIGN_OR_RETURN(DumpFiles base_files, LocateDump(*options.baseline_dump, options.step, options.rank));
@@ -114,9 +127,6 @@ Status LoadFromDumps(const AnalyzeOptions& options, Loaded& loaded) {
   }
   DiffCriteria criteria = options.criteria;
   json repeats = json::array();
-  if (options.criteria.mode == DiffCriteria::Mode::kCalibrated && options.noise_dumps.empty()) {
-    return InvalidArgument("the calibrated criterion needs repeats of the baseline (noise_dumps) to measure its noise");
-  }
   if (!options.noise_dumps.empty()) {
     PARITY_RETURN_IF_ERROR(MeasureBaselineNoise(options, loaded, repeats));
     criteria.noise = &*loaded.noise;

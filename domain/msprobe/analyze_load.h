@@ -37,6 +37,10 @@ struct Loaded {
   std::optional<std::string> table_file;
 };
 
+// The calibrated criterion and the baseline's repeats (noise_dumps) come together, and only
+// with parity's own compare of the dumps: a compare result or msprobe's run has no dumps to
+// measure the noise in.
+Status CheckCalibration(const AnalyzeOptions& options);
 Status LoadFromDumps(const AnalyzeOptions& options, Loaded& loaded);
 Status LoadFromTable(const std::filesystem::path& path, Loaded& loaded, const AnalyzeOptions& options);
 // The real msprobe compare on the two dumps, then its result read like any compare result.

@@ -1,11 +1,10 @@
 #include "domain/msprobe/first_diff.h"
 
-#include "domain/msprobe/noise_envelope.h"
-
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
 
+#include "domain/msprobe/noise_envelope.h"
 #include "domain/msprobe/pyrepr.h"
 
 namespace parity::msprobe {

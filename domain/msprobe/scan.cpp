@@ -116,6 +116,7 @@ bool IsDumpTree(const fs::path& baseline, const fs::path& candidate) {
 Result<json> AnalyzeDumpTree(const AnalyzeOptions& options, const ScanOptions& scan) {
   if (!options.baseline_dump || !options.candidate_dump) return InvalidArgument("both dump trees are needed");
   if (options.step || options.rank) return InvalidArgument("a dump tree is scanned whole: no step or rank");
+  PARITY_RETURN_IF_ERROR(analyze_internal::CheckCalibration(options));
   using Key = std::pair<int, int>;  // step (-1: a step folder), rank
   auto listing = [](const fs::path& path) {
     std::map<Key, RankFolder> out;
