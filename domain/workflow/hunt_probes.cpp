@@ -120,10 +120,19 @@ Status Hunt::KeepDumps() {
 }
 
 Status Hunt::Iterate() {
+  json carried = json::array();  // iteration 1's notes when it had no statement to probe
   for (int it = 1; it <= std::min(c_.max_iterations, 2); ++it) {
-    json targets_c = json::array(), targets_b = json::array(), notes = json::array();
+    json targets_c = json::array(), targets_b = json::array(), notes = carried;
     if (it == 1) {
       PARITY_RETURN_IF_ERROR(AddTarget(located_["file"], located_["line"], false, targets_b, targets_c, notes));
+      if (statement_added_ && out_.verdict.empty()) {
+        // The change added the statement: the baseline has no statement to compare it
+        // with, but both sides have the function around it, so its entry and its return
+        // are compared instead (iteration 2's probes of the stack's functions).
+        obs_.Note(notes.back().get<std::string>());
+        carried = notes;
+        continue;
+      }
     } else {
       std::set<std::pair<std::string, int>> seen;  // a recursive stack names a frame twice
       for (const json& f : first_diff_["first_divergence"].value("stack", json::array())) {
@@ -169,8 +178,15 @@ Status Hunt::AddTarget(const std::string& file, int line, bool enclosing, json& 
   std::optional<int> base_line = BaselineLineOf(*hunks, line);
   if (!base_line) {
     if (!enclosing) {
-      Conclude(kHuntInconclusive, file + ":" + std::to_string(line) + " was added by the change, so the baseline "
-               "has no statement to compare it with; msprobe names " + located_.value("api", "?") + " there");
+      const std::string added = file + ":" + std::to_string(line) + " was added by the change, so the baseline has "
+                                "no statement to compare it with; msprobe names " + located_.value("api", "?") + " there";
+      if (c_.max_iterations < 2) {
+        Conclude(kHuntInconclusive, added + ", and debug.max_iterations (" + std::to_string(c_.max_iterations) +
+                 ") leaves no iteration to compare the functions around it");
+        return Status::Ok();
+      }
+      statement_added_ = true;
+      notes.push_back(added + ": the functions on its stack are compared at their entry and return instead");
       return Status::Ok();
     }
     notes.push_back(file + ":" + std::to_string(line) + " was added by the change; the baseline's enclosing "
@@ -285,12 +301,27 @@ Result<bool> Hunt::Instrumented(int it, const json& targets_b, const json& targe
         break;
       }
     }
+    // Nothing but the dump folders differs: no probe shows a divergence.
+    if (names_own_folder(first)) first = json();
+  }
+  if (!first.is_object() && it == 1 && probes.value("matched", json(0)) == json(0) &&
+      located_.value("in_changed_hunk", false) && c_.max_iterations >= 2) {
+    // The change rewrote the statement: no probe of one side has a counterpart on the
+    // other (other names), so the functions around it are compared at entry and return.
+    record["notes"].push_back("no probe at " + located_.value("file", "") + ":" +
+                              std::to_string(located_.value("line", 0)) + " has a counterpart on the other side "
+                              "(the change rewrote the statement): the functions on its stack are compared at "
+                              "their entry and return instead");
+    iterations_.push_back(record);
+    obs_.Note(label + ": " + record["notes"].back().get<std::string>());
+    return false;
   }
   iterations_.push_back(record);
   if (!first.is_object()) {
     Conclude(kHuntInconclusive, "the probes of iteration " + std::to_string(it) + " are equal on both sides (" +
              probes.value("matched", json(0)).dump() + " matched): the difference is not visible at the instrumented "
-             "call; dump another step or rank");
+             "call; dump another step or rank (where the logs first differ)" +
+             (MsprobeCauseWords().empty() ? "" : "; " + MsprobeCauseWords()));
     return true;
   }
   std::string when = first.value("when", "");

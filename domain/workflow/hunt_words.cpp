@@ -63,6 +63,15 @@ bool IsTensorProbe(const json& probe) {
   return b.is_object() && b.value("type", "").find("Tensor") != std::string::npos;
 }
 
+// "dir/file.py:37" within the hunk's new lines.
+bool SiteInHunk(const std::string& site, const json& hunk) {
+  const size_t colon = site.rfind(':');
+  if (!hunk.is_object() || colon == std::string::npos || site.substr(0, colon) != hunk.value("file", "")) return false;
+  const int line = std::atoi(site.c_str() + colon + 1);
+  const int start = hunk.value("new_start", 0), count = hunk.value("new_lines", 0);
+  return line >= start && line < start + count;
+}
+
 }  // namespace
 
 std::string LogsWithinTolerance(const json& compared) {
@@ -181,7 +190,11 @@ void Hunt::ConcludeInStack(const json& first, const std::string& site, const std
     s = "the first divergent probe is " + std::string(when == "return" ? "the result " : "") + name + " (" + when +
         ") at " + site + values + ": every value probed before it, the function's arguments at its entry included, "
         "is equal on both sides";
-    if (located_.value("trace", json()).is_object() && !located_.value("in_changed_hunk", false)) {
+    const json& hunk = located_.value("hunk", json());
+    if (SiteInHunk(site, hunk) && located_.value("in_changed_hunk", false)) {
+      s += "; that line is in the change " + hunk.value("file", "") + " " + hunk.value("header", "") +
+           ", which also holds the line msprobe names";
+    } else if (located_.value("trace", json()).is_object() && !located_.value("in_changed_hunk", false)) {
       s += "; the function's own line did not change, and the value that differs is set elsewhere";
     } else if (!IsTensorProbe(first)) {
       s += "; the value is not a tensor: it is read from state the function was given (an attribute, a global, a "

@@ -54,11 +54,15 @@ def tree_state(repo):
     return files, git("status", "--porcelain"), git("rev-parse", "HEAD"), git("branch", "--list")
 
 
-def write_config(dest, name, test_ref, extra_debug=None):
-    dumps = os.path.join(dest, "msprobe", name)
-    script = ("bash scripts/run_train.sh --module toy --config toy_small --training.steps {steps} --debug.seed=42 "
+TOY_SCRIPT = ("bash scripts/run_train.sh --module toy --config toy_small --training.steps {steps} --debug.seed=42 "
               "--debug.deterministic --training.dataset_path=data/corpus.txt --dump.dir {dump} --dump.level mix "
               "--dump.mode statistics --dump.step 0")
+
+
+def write_config(dest, name, test_ref, extra_debug=None, script=TOY_SCRIPT):
+    """A hunt config of main against test_ref; `script` is the run_script with {steps} and
+    {dump} (each side's own dump folder) to fill in."""
+    dumps = os.path.join(dest, "msprobe", name)
     config = {
         "baseline": {"mode": "local", "code_path": "toy-trainer", "ref": "main",
                      "run_script": script.format(steps=STEPS, dump=os.path.join(dumps, "baseline")),

@@ -18,6 +18,17 @@ class ModelArgs:
     norm_eps: float = 1e-5
 
 
+@dataclass(frozen=True)
+class LlamaArgs:
+    vocab_size: int = 256  # byte-level tokens
+    dim: int = 32
+    hidden_dim: int = 64
+    n_layers: int = 2
+    max_seq_len: int = 64
+    norm_eps: float = 1e-5  # RMSNorm's, read as a scalar
+    table_base: float = 10000.0
+
+
 def _toy_small(cfg: JobConfig) -> ModelArgs:
     return ModelArgs()
 
@@ -35,12 +46,17 @@ def _toy_debug(cfg: JobConfig) -> ModelArgs:
     return ModelArgs(dim=32, n_layers=2, n_heads=2, max_seq_len=32)
 
 
-MODULES = {"toy": {"toy_small": _toy_small, "toy_tp2": _toy_tp2, "toy_debug": _toy_debug}}
+def _llama_small(cfg: JobConfig) -> LlamaArgs:
+    return LlamaArgs()
+
+
+MODULES = {"toy": {"toy_small": _toy_small, "toy_tp2": _toy_tp2, "toy_debug": _toy_debug},
+           "llama": {"llama_small": _llama_small}}
 DEFAULT_MODULE = "toy"
 DEFAULT_CONFIG = "toy_small"
 
 
-def apply_registered(module: str, config: str, cfg: JobConfig) -> ModelArgs:
+def apply_registered(module: str, config: str, cfg: JobConfig) -> ModelArgs | LlamaArgs:
     """Fills cfg with the config's defaults and returns its model arguments.
 
     Raises ValueError naming the registered choices when module or config is unknown.

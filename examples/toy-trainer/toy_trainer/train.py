@@ -20,8 +20,12 @@ from toy_trainer.data import ByteDataset
 from toy_trainer.logging_utils import init_logger, install_tee_prefix
 from toy_trainer.metrics import MetricsProcessor
 from toy_trainer.model import Transformer, cross_entropy_loss, init_weights, num_flops_per_token
+from toy_trainer import llama
 
 logger = logging.getLogger()
+
+# --module's model class and its FLOPs estimate.
+MODELS = {"toy": (Transformer, num_flops_per_token), "llama": (llama.TinyLlama, llama.num_flops_per_token)}
 
 
 def pick_device() -> torch.device:
@@ -94,7 +98,8 @@ def main(argv: list[str]) -> None:
         raise ValueError(f"training.seq_len {cfg.training.seq_len} exceeds the model's max_seq_len {model_args.max_seq_len}")
 
     logger.info(f"Building {cfg.model.name} {cfg.model.flavor} with {model_args}")
-    model = Transformer(model_args, tp_degree=cfg.parallelism.tensor_parallel_degree)
+    model_class, flops_per_token = MODELS[cfg.model.name]
+    model = model_class(model_args, tp_degree=cfg.parallelism.tensor_parallel_degree)
     init_weights(model)
     model.to(device)
     nparams = sum(p.numel() for p in model.parameters())
@@ -116,7 +121,7 @@ def main(argv: list[str]) -> None:
     start_step = checkpointer.load()
     logger.info(f"Model weights crc32 before step {start_step + 1}: {weights_crc32(model)}")
 
-    metrics = MetricsProcessor(cfg, device, num_flops_per_token(model, cfg.training.seq_len))
+    metrics = MetricsProcessor(cfg, device, flops_per_token(model, cfg.training.seq_len))
     dumper = _make_dumper(cfg, model)
     logger.info(f"Training starts at step {start_step + 1}, with local batch size {cfg.training.local_batch_size}, "
                 f"sequence length {cfg.training.seq_len}, total steps {cfg.training.steps}")

@@ -16,13 +16,13 @@ FUNCTIONAL = (
 )
 TORCH = (
     "matmul", "bmm", "add", "sub", "mul", "div", "softmax", "tanh", "exp", "sum", "mean",
-    "cat", "stack", "norm", "sqrt", "rsqrt", "clamp", "arange", "where",
+    "cat", "stack", "norm", "sqrt", "rsqrt", "clamp", "arange", "where", "sigmoid",
 )
 TENSOR = (
     "__add__", "__radd__", "__iadd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
     "__truediv__", "__rtruediv__", "__matmul__", "add", "add_", "sub", "mul", "mul_", "div",
     "div_", "addcmul_", "addcdiv_", "sqrt", "lerp_", "masked_fill", "softmax", "sum", "mean",
-    "pow", "exp",
+    "pow", "exp", "sigmoid", "rsqrt",
 )
 TENSOR_STRUCTURE_ONLY = ("reshape", "transpose", "permute", "chunk", "split", "flatten", "unsqueeze", "squeeze")
 
