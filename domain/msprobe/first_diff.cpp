@@ -44,11 +44,23 @@ bool RowDiverges(const RowFacts& row, const DiffCriteria& criteria) {
   return !row.identical;
 }
 
+// The rows discounted as noise: few (md5 mode only) in tables of millions of rows, so a
+// map rather than a slot per row (which was the largest allocation of a statistics walk).
+class RowNoise {
+ public:
+  bool Has(size_t r) const { return !by_row_.empty() && by_row_.count(r) != 0; }
+  const NoiseFinding& At(size_t r) const { return by_row_.at(r); }
+  void Set(const NoiseFinding& finding) { by_row_.insert_or_assign(finding.row, finding); }
+
+ private:
+  std::unordered_map<size_t, NoiseFinding> by_row_;
+};
+
 // md5 mode: the rows whose CRC one side recorded only after a later in-place op changed
 // the tensor. For each in-place op's output that is equal on both sides, its value key
 // (CRC, shape, dtype) is a value the tensor reached later; a differing row earlier in the
 // table whose value on one side is that key was hashed late on that side.
-void FindLateHashes(const DiffInput& input, std::vector<std::optional<NoiseFinding>>& noise) {
+void FindLateHashes(const DiffInput& input, RowNoise& noise) {
   if (input.npu_value.size() != input.rows.size() || input.bench_value.size() != input.rows.size()) return;
   std::vector<int8_t> inplace(input.entries.size(), -1);
   auto is_inplace = [&](uint32_t entry) {
@@ -71,7 +83,7 @@ void FindLateHashes(const DiffInput& input, std::vector<std::optional<NoiseFindi
       uint64_t key = candidate ? input.npu_value[r] : input.bench_value[r];
       auto it = key == 0 ? last_agreed.end() : last_agreed.find(key);
       if (it == last_agreed.end() || it->second <= r) continue;
-      noise[r] = NoiseFinding{row.entry, r, NoiseKind::kCrcAfterInplace, it->second, candidate};
+      noise.Set(NoiseFinding{row.entry, r, NoiseKind::kCrcAfterInplace, it->second, candidate});
       break;
     }
   }
@@ -81,11 +93,11 @@ void FindLateHashes(const DiffInput& input, std::vector<std::optional<NoiseFindi
 // still differs holds either side's value of r).
 class Propagation {
  public:
-  Propagation(const DiffInput& input, const std::vector<std::optional<NoiseFinding>>& noise) {
+  Propagation(const DiffInput& input, const RowNoise& noise) {
     if (input.npu_value.size() != input.rows.size()) return;
     for (size_t r = 0; r < input.rows.size(); ++r) {
       const RowFacts& row = input.rows[r];
-      if (!row.matched || row.identical || noise[r]) continue;
+      if (!row.matched || row.identical || noise.Has(r)) continue;
       if (input.npu_value[r] != 0) last_npu_[input.npu_value[r]] = r;
       if (input.bench_value[r] != 0) last_bench_[input.bench_value[r]] = r;
     }
@@ -115,7 +127,7 @@ FirstDiff FindFirstDiff(const DiffInput& input, const DiffCriteria& criteria, si
   auto& counts = result.counts;
   counts.rows = input.rows.size();
   counts.entries = input.entries.size();
-  std::vector<std::optional<NoiseFinding>> noise(input.rows.size());
+  RowNoise noise;
   FindLateHashes(input, noise);
   const Propagation propagation(input, noise);
   const bool md5 = !input.npu_value.empty();
@@ -152,7 +164,7 @@ FirstDiff FindFirstDiff(const DiffInput& input, const DiffCriteria& criteria, si
       if (row.identical) ++counts.identical_rows;
       if (!row.identical) any_difference = true;
       if (row.level != Level::kPass) msprobe_flags = true;
-      const bool differs = !row.matched || (!row.identical && !noise[r]);
+      const bool differs = !row.matched || (!row.identical && !noise.Has(r));
       (row.output ? outputs : inputs).push_back(r);
       if (row.output) {
         output_differs |= differs;
@@ -172,21 +184,21 @@ FirstDiff FindFirstDiff(const DiffInput& input, const DiffCriteria& criteria, si
         if (!row.stats_compared || !row.stats_equal || propagation.SeenAfter(input, r, end - 1)) confirmed = true;
       }
       if (!confirmed) {
-        for (size_t r : differing_outputs) noise[r] = NoiseFinding{entry, r, NoiseKind::kCrcUnconfirmed, {}, false};
+        for (size_t r : differing_outputs) noise.Set(NoiseFinding{entry, r, NoiseKind::kCrcUnconfirmed, {}, false});
         for (size_t r : differing_inputs) {
           const RowFacts& row = input.rows[r];
-          if (row.stats_compared && row.stats_equal) noise[r] = NoiseFinding{entry, r, NoiseKind::kCrcUnconfirmed, {}, false};
+          if (row.stats_compared && row.stats_equal) noise.Set(NoiseFinding{entry, r, NoiseKind::kCrcUnconfirmed, {}, false});
         }
-        std::erase_if(differing_inputs, [&](size_t r) { return noise[r].has_value(); });
+        std::erase_if(differing_inputs, [&](size_t r) { return noise.Has(r); });
         differing_outputs.clear();
         output_differs = false;
       }
     }
     const bool entry_divergent = !differing_outputs.empty() || !differing_arguments.empty() || !unmatched.empty();
     for (size_t r = i; r < end; ++r) {
-      if (!noise[r]) continue;
+      if (!noise.Has(r)) continue;
       ++result.noise_total;
-      if (!result.entry && !ignored) pending_noise.push_back(*noise[r]);
+      if (!result.entry && !ignored) pending_noise.push_back(noise.At(r));
     }
     if (!ignored && msprobe_flags && !result.msprobe_first_flagged) result.msprobe_first_flagged = entry;
     if (!ignored && any_difference && !result.first_any_difference) result.first_any_difference = entry;
