@@ -273,6 +273,10 @@ Status AtomicFileWriter::Flush() {
 }
 
 Status AtomicFileWriter::Write(std::string_view bytes) {
+  if (bytes.size() >= (1u << 20)) {  // a large piece is written as it is, not copied first
+    PARITY_RETURN_IF_ERROR(Flush());
+    return WriteAll(file_.get(), bytes, shown_);
+  }
   buffer_.append(bytes);
   if (buffer_.size() >= (1u << 20)) return Flush();
   return Status::Ok();

@@ -1,6 +1,12 @@
 #include "domain/msprobe/compare_csv.h"
 
+#include <algorithm>
 #include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <thread>
 #include <cmath>
 #include <functional>
 #include <optional>
@@ -53,10 +59,10 @@ void CsvField(std::string& line, std::string_view value) {
   line += '"';
 }
 
-// One CSV record, field by field, into a line buffer reused for every row.
+// One CSV record, field by field, appended to a buffer.
 class CsvLine {
  public:
-  explicit CsvLine(std::string& line) : line_(line) { line_.clear(); }
+  explicit CsvLine(std::string& line) : line_(line) {}  // appends to `line`
   CsvLine& operator<<(std::string_view value) {
     if (!first_) line_ += ',';
     first_ = false;
@@ -109,6 +115,15 @@ struct StatText {
       other = table_text();
     }
   }
+  void CopyFrom(const StatText& o) {
+    number = {};
+    if (o.number.empty()) {
+      other = o.other;
+    } else {
+      std::memcpy(buf, o.buf, o.number.size());
+      number = std::string_view(buf, o.number.size());
+    }
+  }
   void Write(CsvLine& line) const {
     if (number.empty()) line << other;
     else line.Plain(number);
@@ -141,31 +156,35 @@ std::vector<std::string> CompareHeader(DumpMode mode, bool with_stack) {
   return h;
 }
 
-Status WriteCompareCsv(const CompareTable& table, const StackIndex* stacks, const std::filesystem::path& path) {
-  std::error_code ec;
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-  // Streamed into a temporary file beside the target, renamed over it at the end; neither
-  // follows a symlink (a report directory may come from a cloned repository).
-  const std::filesystem::path parent = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  PARITY_ASSIGN_OR_RETURN(AtomicFileWriter out, AtomicFileWriter::Create(parent, path.filename()));
-  const Dump& npu = *table.npu;
-  const Dump& bench = *table.bench;
-  std::vector<std::string> header = CompareHeader(table.mode, stacks != nullptr);
-  std::string line;
-  {
-    CsvLine cells(line);
-    for (const std::string& name : header) cells << name;
+namespace {
+
+// Formats rows [from, to) of the table into text: one per thread, each with its own caches,
+// so that blocks of rows are formatted side by side and come out byte for byte as one pass.
+class RowFormatter {
+ public:
+  RowFormatter(const CompareTable& table, const StackIndex* stacks) : table_(table), stacks_(stacks) {}
+
+  void Format(size_t from, size_t to, std::string& out) {
+    out.clear();
+    const Dump& npu = *table_.npu;
+    // The stack column is written on an entry's first row only: the row before the block
+    // says whether `from` starts a new entry.
+    uint32_t previous_entry = from == 0 ? UINT32_MAX : table_.NpuRow(table_.rows[from - 1]).entry;
+    for (size_t i = from; i < to; ++i) {
+      const CompareRow& r = table_.rows[i];
+      Row(r, previous_entry, out);
+      previous_entry = table_.NpuRow(r).entry;
+    }
   }
-  line += '\n';
-  PARITY_RETURN_IF_ERROR(out.Write(line));
-  uint32_t previous_entry = UINT32_MAX;
-  std::array<std::optional<std::string>, 1u << 9> messages;  // Err_message text per set of checks
-  std::array<std::string, 8> diffs;  // "Max diff".."L2norm diff", "MaxRelativeErr".."NormRelativeErr"
-  std::array<StatText, 4> npu_stats, bench_stats;
-  for (const CompareRow& r : table.rows) {
-    const Row& n = table.NpuRow(r);
-    const Row* b = table.BenchRow(r);
-    CsvLine cells(line);
+
+ private:
+  void Row(const CompareRow& r, uint32_t previous_entry, std::string& out) {
+    const CompareTable& table = table_;
+    const Dump& npu = *table.npu;
+    const Dump& bench = *table.bench;
+    const parity::msprobe::Row& n = table.NpuRow(r);
+    const parity::msprobe::Row* b = table.BenchRow(r);
+    CsvLine cells(out);
     cells.Name(npu.entries[n.entry].name, npu.Text(n.suffix));
     if (b) cells.Name(bench.entries[b->entry].name, bench.Text(b->suffix));
     else cells << "N/A";
@@ -180,33 +199,40 @@ Status WriteCompareCsv(const CompareTable& table, const StackIndex* stacks, cons
         for (int i = 0; i < 6; ++i) cells.Plain("N/A");
       }
       for (int s = 0; s < 4; ++s) {
-        npu_stats[s].Set(n.stat(s), [&] { return table.NpuStat(r, s); });
-        if (b) bench_stats[s].Set(b->stat(s), [&] { return table.BenchStat(r, s); });
+        same_[s] = b && table.SameStatAt(r, s);
+        npu_stats_[s].Set(n.stat(s), [&] { return table.NpuStat(r, s); });
+        if (!b) continue;
+        // A statistic equal on both sides prints the same: its text is not made twice.
+        if (same_[s]) bench_stats_[s].CopyFrom(npu_stats_[s]);
+        else bench_stats_[s].Set(b->stat(s), [&] { return table.BenchStat(r, s); });
       }
       if (table.mode == DumpMode::kSummary) {
         for (int s = 0; s < 4; ++s) {
-          if (b && !npu_stats[s].number.empty() && !bench_stats[s].number.empty() && !table.SameStatAt(r, s)) {
-            NumberDiffTexts(n.stat(s).number, npu_stats[s].number, b->stat(s).number, bench_stats[s].number,
-                            &diffs[s], &diffs[s + 4]);
+          if (same_[s]) {
+            diffs_[s] = "0";
+            diffs_[s + 4] = "0";
+          } else if (b && !npu_stats_[s].number.empty() && !bench_stats_[s].number.empty()) {
+            NumberDiffTexts(n.stat(s).number, npu_stats_[s].number, b->stat(s).number, bench_stats_[s].number,
+                            &diffs_[s], &diffs_[s + 4]);
           } else {
-            diffs[s] = table.DiffText(r, s, false);
-            diffs[s + 4] = table.DiffText(r, s, true);
+            diffs_[s] = table.DiffText(r, s, false);
+            diffs_[s + 4] = table.DiffText(r, s, true);
           }
         }
-        for (const std::string& diff : diffs) cells.Plain(diff);  // numbers, "N/A", "Nan", "inf", "Diff", "x%"
+        for (const std::string& diff : diffs_) cells.Plain(diff);  // numbers, "N/A", "Nan", "inf", "Diff", "x%"
       }
-      for (const StatText& stat : npu_stats) stat.Write(cells);
-      for (const StatText& stat : bench_stats) {
+      for (const StatText& stat : npu_stats_) stat.Write(cells);
+      for (const StatText& stat : bench_stats_) {
         if (b) stat.Write(cells);
         else cells.Plain("N/A");
       }
     }
     cells << (r.requires_grad_consistent ? "True" : "False") << LevelName(r.level);
-    std::optional<std::string>& message = messages[r.checks & (messages.size() - 1)];
+    std::optional<std::string>& message = messages_[r.checks & (messages_.size() - 1)];
     if (!message) message = json(table.Messages(r)).dump();
     cells << *message;
-    if (stacks) {
-      const std::vector<std::string>* frames = n.entry != previous_entry ? stacks->Find(npu.entries[n.entry].name) : nullptr;
+    if (stacks_) {
+      const std::vector<std::string>* frames = n.entry != previous_entry ? stacks_->Find(npu.entries[n.entry].name) : nullptr;
       cells << (frames ? PyList(*frames) : "N/A");
     }
     if (table.mode == DumpMode::kAll) {
@@ -214,10 +240,82 @@ Status WriteCompareCsv(const CompareTable& table, const StackIndex* stacks, cons
       std::string bd = b ? (b->data_name ? bench.Text(b->data_name) : "-1") : "N/A";
       cells << PyList({nd, bd});
     }
-    previous_entry = n.entry;
-    line += '\n';
-    PARITY_RETURN_IF_ERROR(out.Write(line));
+    out += '\n';
   }
+
+  const CompareTable& table_;
+  const StackIndex* stacks_;
+  std::array<std::optional<std::string>, 1u << 9> messages_;  // Err_message text per set of checks
+  std::array<std::string, 8> diffs_;  // "Max diff".."L2norm diff", "MaxRelativeErr".."NormRelativeErr"
+  std::array<StatText, 4> npu_stats_, bench_stats_;
+  std::array<bool, 4> same_{};
+};
+
+
+}  // namespace
+
+Status WriteCompareCsv(const CompareTable& table, const StackIndex* stacks, const std::filesystem::path& path,
+                       const CsvWriteOptions& options) {
+  std::error_code ec;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  // Streamed into a temporary file beside the target, renamed over it at the end; neither
+  // follows a symlink (a report directory may come from a cloned repository).
+  const std::filesystem::path parent = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  PARITY_ASSIGN_OR_RETURN(AtomicFileWriter out, AtomicFileWriter::Create(parent, path.filename()));
+  std::string line;
+  {
+    CsvLine cells(line);
+    for (const std::string& name : CompareHeader(table.mode, stacks != nullptr)) cells << name;
+  }
+  line += '\n';
+  PARITY_RETURN_IF_ERROR(out.Write(line));
+
+  // Blocks of rows (about 1.7 MB of text each: one large write(), and the blocks in flight,
+  // one per thread, stay small next to the dumps) are formatted by up to one thread per core
+  // (formatting numbers is most of the cost) and written in order: a thread that has
+  // formatted block k waits for block k - 1 to be written, writes its own, and takes the
+  // next unformatted block.
+  const size_t block_rows = std::max<size_t>(options.block_rows, 1);
+  const size_t blocks = (table.rows.size() + block_rows - 1) / block_rows;
+  const size_t threads = options.threads ? options.threads : std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
+  std::atomic<size_t> next_block{0};
+  std::mutex mutex;
+  std::condition_variable written_cv;
+  size_t written = 0;            // blocks written, under `mutex`
+  Status status = Status::Ok();  // the first error, under `mutex`: every thread then stops
+  auto fail = [&](Status s) {
+    std::lock_guard lock(mutex);
+    if (status.ok()) status = std::move(s);
+    written_cv.notify_all();
+  };
+  auto work = [&] {
+    try {
+      RowFormatter formatter(table, stacks);
+      std::string text;
+      for (size_t k = next_block++; k < blocks; k = next_block++) {
+        formatter.Format(k * block_rows, std::min(table.rows.size(), (k + 1) * block_rows), text);
+        std::unique_lock lock(mutex);
+        written_cv.wait(lock, [&] { return written == k || !status.ok(); });
+        if (!status.ok()) return;
+        lock.unlock();
+        Status s = out.Write(text);  // only the thread whose turn it is writes
+        if (!s.ok()) return fail(std::move(s));
+        lock.lock();
+        ++written;
+        written_cv.notify_all();
+      }
+    } catch (const std::exception& e) {  // e.g. a text nlohmann cannot encode
+      fail(Internal("writing " + path.string() + ": " + e.what()));
+    }
+  };
+  if (blocks <= 1 || threads == 1) {
+    work();
+  } else {
+    std::vector<std::jthread> pool;
+    for (size_t t = 1; t < std::min(threads, blocks); ++t) pool.emplace_back(work);
+    work();
+  }  // the pool is joined here
+  PARITY_RETURN_IF_ERROR(status);
   PARITY_RETURN_IF_ERROR(out.Commit());
   return Status::Ok();
 }

@@ -17,8 +17,16 @@ namespace parity::msprobe {
 // The header msprobe 26 writes for a mode (stack column optional; Data_name in "all").
 std::vector<std::string> CompareHeader(DumpMode mode, bool with_stack);
 
+// How the rows are formatted: in blocks, by several threads, written in order; the file is
+// the same byte for byte whatever the values.
+struct CsvWriteOptions {
+  size_t threads = 0;        // 0: one per core, at most 4
+  size_t block_rows = 4096;  // about 1.7 MB of text in statistics mode
+};
+
 // Writes the table; stacks may be null (then no NPU_Stack_Info column).
-Status WriteCompareCsv(const CompareTable& table, const StackIndex* stacks, const std::filesystem::path& path);
+Status WriteCompareCsv(const CompareTable& table, const StackIndex* stacks, const std::filesystem::path& path,
+                       const CsvWriteOptions& options = {});
 
 // A table of text cells with its header, as read from CSV or XLSX.
 struct TextTable {

@@ -4,6 +4,7 @@
 // `msprobe compare` CSV, and report the md5 noise of the baseline rerun as noise.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "domain/msprobe/analyze.h"
@@ -138,6 +139,38 @@ TEST(RealFixtures, TableOnRequestIsTheSynchronousTableByteForByte) {
     std::string written = FileText(out.path() / "compare_table.csv");
     EXPECT_GT(written.size(), 10000u);
     EXPECT_TRUE(written == FileText(out.path() / "direct.csv"));
+  }
+}
+
+// The table is formatted in blocks by several threads and written in order: whatever the
+// block size and the number of threads (blocks of one row, blocks that split an API's rows,
+// so that its stack is written on its first row only, more threads than blocks), the file
+// is the one a single pass writes, byte for byte, in every mode.
+TEST(RealFixtures, TableFormattedInBlocksOnSeveralThreadsIsTheOnePassTable) {
+  fs::path fixtures = MsprobeFixtures();
+  ASSERT_FALSE(fixtures.empty());
+  for (const char* config : kConfigs) {
+    SCOPED_TRACE(config);
+    TempDir out;
+    const fs::path rank = "step0/rank0";
+    auto base = DumpReader().Read(fixtures / "dumps/baseline" / config / rank / "dump.json");
+    auto cand = DumpReader().Read(fixtures / "dumps/candidate" / config / rank / "dump.json");
+    ASSERT_TRUE(base.ok() && cand.ok());
+    MoveToPool(*cand, base->pool);
+    auto table = Compare(*cand, *base, {});
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    ASSERT_GT(table->rows.size(), 100u);
+    auto stacks = ReadStackJson(fixtures / "dumps/candidate" / config / rank / "stack.json");
+    ASSERT_TRUE(stacks.ok());
+    ASSERT_TRUE(WriteCompareCsv(*table, &*stacks, out.path() / "one_pass.csv", {.threads = 1, .block_rows = 1u << 30}).ok());
+    const std::string one_pass = FileText(out.path() / "one_pass.csv");
+    EXPECT_EQ(std::count(one_pass.begin(), one_pass.end(), '\n'), static_cast<long>(table->rows.size()) + 1);
+    for (CsvWriteOptions options : {CsvWriteOptions{3, 1}, CsvWriteOptions{2, 7}, CsvWriteOptions{4, 64},
+                                    CsvWriteOptions{8, table->rows.size() / 3}, CsvWriteOptions{}}) {
+      SCOPED_TRACE(std::to_string(options.threads) + " threads, blocks of " + std::to_string(options.block_rows));
+      ASSERT_TRUE(WriteCompareCsv(*table, &*stacks, out.path() / "blocks.csv", options).ok());
+      EXPECT_TRUE(FileText(out.path() / "blocks.csv") == one_pass);
+    }
   }
 }
 
