@@ -126,7 +126,7 @@ struct Dump {
 
 struct ReadOptions {
   std::shared_ptr<TextPool> pool;           // null: each dump gets a pool of its own
-  size_t window_bytes = size_t{4} << 20;    // grows when one entry is larger
+  size_t window_bytes = size_t{1} << 20;    // grows when one entry is larger
 };
 
 // Reads dump.json files one after the other, keeping its window buffer and simdjson parser
