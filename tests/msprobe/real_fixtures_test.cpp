@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <memory>
+#include <optional>
 
 #include "domain/msprobe/analyze.h"
 #include "domain/msprobe/compare_csv.h"
@@ -44,6 +46,36 @@ Result<json> AnalyzeConfig(const fs::path& fixtures, const std::string& config, 
   options.locate.worktree = fixtures;  // train.py is there; found by suffix matching
   options.output_dir = out;
   return AnalyzeFirstDiff(options);
+}
+
+// A fixture pair's step 0 read and compared as the tool does, with the candidate's stacks.
+struct ComparedPair {
+  Dump base, cand;
+  std::optional<CompareTable> table;  // points into base and cand: the pair is not moved
+  StackIndex stacks;
+};
+
+std::unique_ptr<ComparedPair> ReadAndCompare(const fs::path& fixtures, const std::string& config) {
+  const fs::path rank = "step0/rank0";
+  auto base = DumpReader().Read(fixtures / "dumps/baseline" / config / rank / "dump.json");
+  auto cand = DumpReader().Read(fixtures / "dumps/candidate" / config / rank / "dump.json");
+  auto stacks = ReadStackJson(fixtures / "dumps/candidate" / config / rank / "stack.json");
+  if (!base.ok() || !cand.ok() || !stacks.ok()) {
+    ADD_FAILURE() << "cannot read the " << config << " pair";
+    return nullptr;
+  }
+  auto pair = std::make_unique<ComparedPair>();
+  pair->base = std::move(base).value();
+  pair->cand = std::move(cand).value();
+  pair->stacks = std::move(stacks).value();
+  MoveToPool(pair->cand, pair->base.pool);
+  auto table = Compare(pair->cand, pair->base, {});
+  if (!table.ok()) {
+    ADD_FAILURE() << table.status().ToString();
+    return nullptr;
+  }
+  pair->table = std::move(table).value();
+  return pair;
 }
 
 void ExpectGeluAtLine64(const json& hunt, const std::string& config) {
@@ -126,16 +158,9 @@ TEST(RealFixtures, TableOnRequestIsTheSynchronousTableByteForByte) {
     TempDir out;
     auto hunt = AnalyzeConfig(fixtures, config, out.path(), {}, 0, true);
     ASSERT_TRUE(hunt.ok()) << hunt.status().ToString();
-    const fs::path rank = "step0/rank0";
-    auto base = DumpReader().Read(fixtures / "dumps/baseline" / config / rank / "dump.json");
-    auto cand = DumpReader().Read(fixtures / "dumps/candidate" / config / rank / "dump.json");
-    ASSERT_TRUE(base.ok() && cand.ok());
-    MoveToPool(*cand, base->pool);
-    auto table = Compare(*cand, *base, {});
-    ASSERT_TRUE(table.ok()) << table.status().ToString();
-    auto stacks = ReadStackJson(fixtures / "dumps/candidate" / config / rank / "stack.json");
-    ASSERT_TRUE(stacks.ok());
-    ASSERT_TRUE(WriteCompareCsv(*table, &*stacks, out.path() / "direct.csv").ok());
+    auto pair = ReadAndCompare(fixtures, config);
+    ASSERT_TRUE(pair);
+    ASSERT_TRUE(WriteCompareCsv(*pair->table, &pair->stacks, out.path() / "direct.csv").ok());
     std::string written = FileText(out.path() / "compare_table.csv");
     EXPECT_GT(written.size(), 10000u);
     EXPECT_TRUE(written == FileText(out.path() / "direct.csv"));
@@ -152,23 +177,18 @@ TEST(RealFixtures, TableFormattedInBlocksOnSeveralThreadsIsTheOnePassTable) {
   for (const char* config : kConfigs) {
     SCOPED_TRACE(config);
     TempDir out;
-    const fs::path rank = "step0/rank0";
-    auto base = DumpReader().Read(fixtures / "dumps/baseline" / config / rank / "dump.json");
-    auto cand = DumpReader().Read(fixtures / "dumps/candidate" / config / rank / "dump.json");
-    ASSERT_TRUE(base.ok() && cand.ok());
-    MoveToPool(*cand, base->pool);
-    auto table = Compare(*cand, *base, {});
-    ASSERT_TRUE(table.ok()) << table.status().ToString();
-    ASSERT_GT(table->rows.size(), 100u);
-    auto stacks = ReadStackJson(fixtures / "dumps/candidate" / config / rank / "stack.json");
-    ASSERT_TRUE(stacks.ok());
-    ASSERT_TRUE(WriteCompareCsv(*table, &*stacks, out.path() / "one_pass.csv", {.threads = 1, .block_rows = 1u << 30}).ok());
+    auto pair = ReadAndCompare(fixtures, config);
+    ASSERT_TRUE(pair);
+    const CompareTable& table = *pair->table;
+    const StackIndex* stacks = &pair->stacks;
+    ASSERT_GT(table.rows.size(), 100u);
+    ASSERT_TRUE(WriteCompareCsv(table, stacks, out.path() / "one_pass.csv", {.threads = 1, .block_rows = 1u << 30}).ok());
     const std::string one_pass = FileText(out.path() / "one_pass.csv");
-    EXPECT_EQ(std::count(one_pass.begin(), one_pass.end(), '\n'), static_cast<long>(table->rows.size()) + 1);
+    EXPECT_EQ(std::count(one_pass.begin(), one_pass.end(), '\n'), static_cast<long>(table.rows.size()) + 1);
     for (CsvWriteOptions options : {CsvWriteOptions{3, 1}, CsvWriteOptions{2, 7}, CsvWriteOptions{4, 64},
-                                    CsvWriteOptions{8, table->rows.size() / 3}, CsvWriteOptions{}}) {
+                                    CsvWriteOptions{8, table.rows.size() / 3}, CsvWriteOptions{}}) {
       SCOPED_TRACE(std::to_string(options.threads) + " threads, blocks of " + std::to_string(options.block_rows));
-      ASSERT_TRUE(WriteCompareCsv(*table, &*stacks, out.path() / "blocks.csv", options).ok());
+      ASSERT_TRUE(WriteCompareCsv(table, stacks, out.path() / "blocks.csv", options).ok());
       EXPECT_TRUE(FileText(out.path() / "blocks.csv") == one_pass);
     }
   }
