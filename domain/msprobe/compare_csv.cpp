@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <cmath>
 #include <functional>
@@ -312,7 +313,12 @@ Status WriteCompareCsv(const CompareTable& table, const StackIndex* stacks, cons
     work();
   } else {
     std::vector<std::jthread> pool;
-    for (size_t t = 1; t < std::min(threads, blocks); ++t) pool.emplace_back(work);
+    try {
+      for (size_t t = 1; t < std::min(threads, blocks); ++t) pool.emplace_back(work);
+    } catch (const std::system_error&) {
+      // No more threads (a process limit): the blocks are taken by those that started and
+      // by this one, so the table is the same, only written with fewer threads.
+    }
     work();
   }  // the pool is joined here
   PARITY_RETURN_IF_ERROR(status);
