@@ -180,7 +180,6 @@ class Hunt {
   json hunt_ = json::object(), located_ = json::object(), iterations_ = json::array(), reverted_ = json::array();
   json first_diff_;
   int dump_step_ = 0, dump_rank_ = 0;
-  bool statement_added_ = false;  // the located line is new: no statement-level probes
   bool digits_warned_ = false;  // PrintedDigitsWarning said once
 };
 

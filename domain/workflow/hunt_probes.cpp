@@ -125,10 +125,11 @@ Status Hunt::Iterate() {
     json targets_c = json::array(), targets_b = json::array(), notes = carried;
     if (it == 1) {
       PARITY_RETURN_IF_ERROR(AddTarget(located_["file"], located_["line"], false, targets_b, targets_c, notes));
-      if (statement_added_ && out_.verdict.empty()) {
-        // The change added the statement: the baseline has no statement to compare it
-        // with, but both sides have the function around it, so its entry and its return
-        // are compared instead (iteration 2's probes of the stack's functions).
+      if (targets_b.empty() && targets_c.empty() && out_.verdict.empty()) {
+        // The change added the statement (AddTarget gave no target, and a note): the
+        // baseline has no statement to compare it with, but both sides have the function
+        // around it, so its entry and its return are compared instead (iteration 2's probes
+        // of the stack's functions).
         obs_.Note(notes.back().get<std::string>());
         carried = notes;
         continue;
@@ -185,7 +186,6 @@ Status Hunt::AddTarget(const std::string& file, int line, bool enclosing, json& 
                  ") leaves no iteration to compare the functions around it");
         return Status::Ok();
       }
-      statement_added_ = true;
       notes.push_back(added + ": the functions on its stack are compared at their entry and return instead");
       return Status::Ok();
     }

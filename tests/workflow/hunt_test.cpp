@@ -548,6 +548,52 @@ TEST_F(HuntLoop, OneIterationAllowedAndInputsDifferIsInconclusive) {
   EXPECT_NE(out->explanation.find("max_iterations"), std::string::npos);
 }
 
+// The change inserted the located statement (no baseline line maps to it): iteration 1 has
+// nothing on the baseline to compare it with, so the hunt goes straight to the functions on
+// its stack, each side at its own lines (the baseline's enclosing function found from the
+// line above), and says why.
+TEST_F(HuntLoop, AStatementTheChangeAddedIsComparedThroughTheFunctionsAroundIt) {
+  Git(repo_, {"checkout", "-q", "change"});
+  Write(repo_ / "model.py", "def f(x):\n    y = x + 1\n    y = g2(y)\n    return g(y)\n\n\ndef h(x):\n    return f(x)\n");
+  Git(repo_, {"commit", "-q", "-am", "change inserts a statement"});
+  Git(repo_, {"checkout", "-q", "main"});
+  auto out = Hunt();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  auto injects = runner_.Args("inject_prints", "inject");
+  ASSERT_EQ(injects.size(), 2u);  // one iteration, both sides
+  EXPECT_EQ(injects[0]["targets"], json::parse(R"([{"file": "model.py", "line": 2, "enclosing_function": true},
+                                                   {"file": "model.py", "line": 6, "enclosing_function": true}])"));
+  EXPECT_EQ(injects[1]["targets"], json::parse(R"([{"file": "model.py", "line": 3, "enclosing_function": true},
+                                                   {"file": "model.py", "line": 7, "enclosing_function": true}])"));
+  // No probe of the stack's functions differs in this script: inconclusive, and it says so.
+  EXPECT_EQ(out->verdict, kHuntInconclusive);
+  EXPECT_NE(out->explanation.find("the probes of iteration 2 are equal on both sides"), std::string::npos)
+      << out->explanation;
+  ExpectAllReverted();
+  json doc = HuntJson();
+  ASSERT_EQ(doc["hunt"]["iterations"].size(), 1u);
+  EXPECT_EQ(doc["hunt"]["iterations"][0]["iteration"], 2);
+  EXPECT_NE(doc["hunt"]["iterations"][0].dump().find("model.py:3 was added by the change, so the baseline has no "
+                                                      "statement to compare it with"),
+            std::string::npos) << doc["hunt"]["iterations"][0].dump(2);
+}
+
+// The same with one iteration allowed: nothing is probed, and the sentence says why.
+TEST_F(HuntLoop, AStatementTheChangeAddedWithOneIterationIsInconclusive) {
+  config_.max_iterations = 1;
+  Git(repo_, {"checkout", "-q", "change"});
+  Write(repo_ / "model.py", "def f(x):\n    y = x + 1\n    y = g2(y)\n    return g(y)\n\n\ndef h(x):\n    return f(x)\n");
+  Git(repo_, {"commit", "-q", "-am", "change inserts a statement"});
+  Git(repo_, {"checkout", "-q", "main"});
+  auto out = Hunt();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->verdict, kHuntInconclusive);
+  EXPECT_TRUE(runner_.Args("inject_prints", "inject").empty());
+  EXPECT_NE(out->explanation.find("model.py:3 was added by the change"), std::string::npos) << out->explanation;
+  EXPECT_NE(out->explanation.find("max_iterations (1)"), std::string::npos) << out->explanation;
+  ExpectAllReverted();
+}
+
 TEST_F(HuntLoop, PerturbedBaselineIsInconclusive) {
   perturbed_ = true;
   auto out = Hunt();
