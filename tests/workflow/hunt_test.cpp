@@ -236,6 +236,13 @@ class HuntLoop : public ::testing::Test {
     };
   }
 
+  // The test branch instead inserts line 3 of model.py (a statement with no baseline line).
+  void CommitInsertedStatement() {
+    Git(repo_, {"checkout", "-q", "change"});
+    Write(repo_ / "model.py", "def f(x):\n    y = x + 1\n    y = g2(y)\n    return g(y)\n\n\ndef h(x):\n    return f(x)\n");
+    Git(repo_, {"commit", "-q", "-am", "change inserts a statement"});
+    Git(repo_, {"checkout", "-q", "main"});
+  }
   Result<HuntOutcome> Hunt() {
     NullObserver obs;
     return RunHunt(config_, options_, runner_, obs);
@@ -553,10 +560,7 @@ TEST_F(HuntLoop, OneIterationAllowedAndInputsDifferIsInconclusive) {
 // its stack, each side at its own lines (the baseline's enclosing function found from the
 // line above), and says why.
 TEST_F(HuntLoop, AStatementTheChangeAddedIsComparedThroughTheFunctionsAroundIt) {
-  Git(repo_, {"checkout", "-q", "change"});
-  Write(repo_ / "model.py", "def f(x):\n    y = x + 1\n    y = g2(y)\n    return g(y)\n\n\ndef h(x):\n    return f(x)\n");
-  Git(repo_, {"commit", "-q", "-am", "change inserts a statement"});
-  Git(repo_, {"checkout", "-q", "main"});
+  CommitInsertedStatement();
   auto out = Hunt();
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   auto injects = runner_.Args("inject_prints", "inject");
@@ -581,10 +585,7 @@ TEST_F(HuntLoop, AStatementTheChangeAddedIsComparedThroughTheFunctionsAroundIt) 
 // The same with one iteration allowed: nothing is probed, and the sentence says why.
 TEST_F(HuntLoop, AStatementTheChangeAddedWithOneIterationIsInconclusive) {
   config_.max_iterations = 1;
-  Git(repo_, {"checkout", "-q", "change"});
-  Write(repo_ / "model.py", "def f(x):\n    y = x + 1\n    y = g2(y)\n    return g(y)\n\n\ndef h(x):\n    return f(x)\n");
-  Git(repo_, {"commit", "-q", "-am", "change inserts a statement"});
-  Git(repo_, {"checkout", "-q", "main"});
+  CommitInsertedStatement();
   auto out = Hunt();
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(out->verdict, kHuntInconclusive);
