@@ -175,29 +175,34 @@ json Figures(const Measured& m) {
           {"exit", m.status}, {"output", m.out.substr(0, 400)}};
 }
 
-// The median of `rounds` runs of one contender (by wall time), with every run's wall time
-// and the largest peak RSS.
+// The middle item of a non-empty list by `key` (the upper middle of an even count).
+template <typename T, typename Key>
+const T& MiddleBy(const std::vector<T>& items, Key key) {
+  std::vector<const T*> sorted;
+  for (const T& item : items) sorted.push_back(&item);
+  std::sort(sorted.begin(), sorted.end(), [&](const T* a, const T* b) { return key(*a) < key(*b); });
+  return *sorted[sorted.size() / 2];
+}
+
+// The runs of one contender: the median by wall time, every run's wall time, the largest
+// peak RSS.
 struct Rounds {
   std::vector<Measured> runs;
-  const Measured& Median() const {
-    std::vector<const Measured*> by_wall;
-    for (const Measured& m : runs) by_wall.push_back(&m);
-    std::sort(by_wall.begin(), by_wall.end(), [](const Measured* a, const Measured* b) { return a->seconds < b->seconds; });
-    return *by_wall[by_wall.size() / 2];
-  }
+  const Measured& Median() const { return MiddleBy(runs, [](const Measured& m) { return m.seconds; }); }
   int Status() const {
     for (const Measured& m : runs) if (m.status != 0) return m.status;
     return 0;
   }
+  double MaxRssBytes() const {
+    long rss = 0;
+    for (const Measured& m : runs) rss = std::max(rss, m.max_rss_kib);
+    return rss * 1024.0;
+  }
   json Figures() const {
     json out = ::Figures(Median());
     out["wall_seconds_each"] = json::array();
-    long rss = 0;
-    for (const Measured& m : runs) {
-      out["wall_seconds_each"].push_back(m.seconds);
-      rss = std::max(rss, m.max_rss_kib);
-    }
-    out["max_rss_mib"] = rss / 1024.0;
+    for (const Measured& m : runs) out["wall_seconds_each"].push_back(m.seconds);
+    out["max_rss_mib"] = MaxRssBytes() / 1048576.0;
     return out;
   }
 };
@@ -224,9 +229,7 @@ double AnswerAt(const Rounds& rounds) {
     json summary = json::parse(m.out, nullptr, /*allow_exceptions=*/false);
     if (summary.is_object() && summary.contains("answer_at_seconds")) at.push_back(summary["answer_at_seconds"].get<double>());
   }
-  if (at.empty()) return 0;
-  std::sort(at.begin(), at.end());
-  return at[at.size() / 2];
+  return at.empty() ? 0 : MiddleBy(at, [](double v) { return v; });
 }
 
 // The real-dump case: every contender on the same two files, one after the other. The
@@ -278,9 +281,9 @@ int Real(const fs::path& dir, const std::string& python, const std::string& mspr
                  // The bar: the answer with the table within the answer's time plus cp's (<= 1).
                  {"with_table_over_answer_plus_cp_wall", table.seconds / (answer.seconds + cp.seconds)},
                  {"msprobe_over_answer_wall", msprobe_path == "none" ? json(nullptr) : json(msprobe.seconds / answer.seconds)},
-                 {"answer_rss_over_one_dump", answers.Figures()["max_rss_mib"].get<double>() * 1048576.0 / fs::file_size(base / "dump.json")},
+                 {"answer_rss_over_one_dump", answers.MaxRssBytes() / fs::file_size(base / "dump.json")},
                  {"with_table_answer_at_seconds", AnswerAt(tables)},
-                 {"with_table_rss_over_one_dump", tables.Figures()["max_rss_mib"].get<double>() * 1048576.0 / fs::file_size(base / "dump.json")}};
+                 {"with_table_rss_over_one_dump", tables.MaxRssBytes() / fs::file_size(base / "dump.json")}};
   std::cout << report.dump(2) << "\n";
   return answers.Status() == 0 && tables.Status() == 0 && cps.Status() == 0 && load.status == 0 && msprobe.status == 0 ? 0 : 1;
 }

@@ -231,17 +231,18 @@ class RowFormatter {
         // Real-data metrics need the .pt tensors; parity does not compute them (N/A).
         for (int i = 0; i < 6; ++i) cells.Plain("N/A");
       }
+      std::array<bool, 4> same{};  // the statistic is equal on both sides
       for (int s = 0; s < 4; ++s) {
-        same_[s] = b && table.SameStatAt(r, s);
+        same[s] = b && table.SameStatAt(r, s);
         npu_stats_[s].Set(n.stat(s), [&] { return table.NpuStat(r, s); });
         if (!b) continue;
         // A statistic equal on both sides prints the same: its text is not made twice.
-        if (same_[s]) bench_stats_[s].CopyFrom(npu_stats_[s]);
+        if (same[s]) bench_stats_[s].CopyFrom(npu_stats_[s]);
         else bench_stats_[s].Set(b->stat(s), [&] { return table.BenchStat(r, s); });
       }
       if (table.mode == DumpMode::kSummary) {
         for (int s = 0; s < 4; ++s) {
-          if (same_[s]) {
+          if (same[s]) {
             diffs_[s] = "0";
             diffs_[s + 4] = "0";
           } else if (b && !npu_stats_[s].number.empty() && !bench_stats_[s].number.empty()) {
@@ -281,9 +282,7 @@ class RowFormatter {
   std::array<std::optional<std::string>, 1u << 9> messages_;  // Err_message text per set of checks
   std::array<std::string, 8> diffs_;  // "Max diff".."L2norm diff", "MaxRelativeErr".."NormRelativeErr"
   std::array<StatText, 4> npu_stats_, bench_stats_;
-  std::array<bool, 4> same_{};
 };
-
 
 }  // namespace
 

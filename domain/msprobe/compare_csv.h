@@ -17,8 +17,8 @@ namespace parity::msprobe {
 // The header msprobe 26 writes for a mode (stack column optional; Data_name in "all").
 std::vector<std::string> CompareHeader(DumpMode mode, bool with_stack);
 
-// How the rows are formatted: in blocks, by several threads, written in order; the file is
-// the same byte for byte whatever the values.
+// How the rows are formatted: in blocks, by several threads, written in order. The file is
+// the same byte for byte for any threads and block_rows (they change only the speed).
 struct CsvWriteOptions {
   size_t threads = 0;        // 0: one per core, at most 4
   size_t block_rows = 4096;  // about 1.7 MB of text in statistics mode
